@@ -1,0 +1,55 @@
+import path from 'node:path';
+import type { Config } from '../config.ts';
+import { createConnection, getConnectionRow } from '../connections/connections.ts';
+import { ConnectionNotFoundError } from '../errors.ts';
+import { buildApp } from '../http/app.ts';
+import { exitOnSignals, startServer } from '../http/server.ts';
+import { createSampleSqlite } from '../sample/load-sample.ts';
+import { createServices, type Services } from '../services.ts';
+import { ensureDefaultWorkspace } from '../workspaces/workspaces.ts';
+import { listUsers } from '../workspaces/users.ts';
+import { frontDoors } from '../http/front-doors.ts';
+
+export const SAMPLE_CONNECTION = 'sample';
+
+/** Creates the sample shop database under DBQ_SQLITE_DIR and connects it to `default`. */
+export async function ensureSample(svc: Services): Promise<void> {
+  createSampleSqlite(path.join(svc.config.sqliteDir, 'sample.db'));
+  const ws = await ensureDefaultWorkspace(svc.db);
+  try {
+    await getConnectionRow(svc.db, ws.id, SAMPLE_CONNECTION);
+  } catch (err) {
+    if (!(err instanceof ConnectionNotFoundError)) throw err;
+    const deps = { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir };
+    await createConnection(deps, ws.id, { name: SAMPLE_CONNECTION, engine: 'sqlite', database: 'sample.db' });
+  }
+}
+
+export async function serve(config: Config, opts: { sample: boolean }): Promise<void> {
+  const svc = await createServices(config);
+  if (opts.sample) await ensureSample(svc);
+  const app = await buildApp(svc, frontDoors());
+  const server = await startServer(svc, app, { host: config.host, port: config.port });
+  exitOnSignals(server);
+  const shown = server.url.replace('127.0.0.1', 'localhost');
+  const users = await listUsers(svc.db, 'default');
+  const lines = [
+    '',
+    `dbq is serving ${shown}`,
+    `  API:  ${shown}/api   (workspace "default"; others at ${shown}/w/<slug>/api)`,
+    `  Docs: ${shown}/docs`,
+    `  MCP:  ${shown}/sse?api_key=<key>  or  ${shown}/mcp`,
+  ];
+  if (opts.sample) lines.push(`  Sample SQLite shop database connected as "${SAMPLE_CONNECTION}".`);
+  if (users.length === 0) {
+    lines.push(
+      '',
+      'No users yet. Create the first admin and an API key (in another terminal):',
+      '  ./bin/dbq user create --workspace default --email you@example.com --role admin',
+      '  ./bin/dbq key create --workspace default --user you@example.com --name first-key',
+      'then:',
+      `  curl -s ${shown}/api/connections -H "Authorization: Bearer <key>"`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+}

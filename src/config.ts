@@ -1,0 +1,133 @@
+// Configuration is read and validated once, at start, into one frozen object that is passed
+// down. Nothing else in dbq reads process.env. docs/configuration.md lists every setting; the
+// README table is generated from SETTINGS below by test/config-docs.test.ts's check.
+import path from 'node:path';
+import { z } from 'zod';
+
+const MiB = 1024 * 1024;
+
+const int = (def: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(def);
+const bool = (def: boolean) =>
+  z
+    .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''])
+    .default(def ? 'true' : 'false')
+    .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? null : v.trim()));
+
+/** Every DBQ_* setting: the schema, its default and one line of documentation. */
+export const SETTINGS = {
+  DBQ_HOST: { schema: z.string().default('127.0.0.1'), doc: 'Address `dbq serve` binds to (`--host` overrides).' },
+  DBQ_PORT: { schema: int(8080, 0, 65535), doc: 'Port `dbq serve` listens on (`--port` overrides).' },
+  DBQ_DATA_DIR: { schema: z.string().default('./data'), doc: 'Where the SQLite store, the generated secret key file and the sample database live.' },
+  DBQ_STORE_URL: { schema: optionalString, doc: 'Metadata store. Unset: SQLite file `dbq.sqlite` in the data dir. `postgres://…`: a shared PostgreSQL store for several processes.' },
+  DBQ_SECRET_KEY: { schema: optionalString, doc: 'Key for AES-256-GCM encryption of connection secrets: 64 hex chars or 44 base64 chars (32 bytes). Unset: generated once into `DATA_DIR/secret.key` (mode 0600).' },
+  DBQ_SQLITE_DIR: { schema: optionalString, doc: 'The only directory SQLite connection files may live in (symlinks resolved). Default `DATA_DIR/sqlite`.' },
+  DBQ_BASE_DOMAIN: { schema: optionalString, doc: 'Enables host-form workspace URLs: `https://{slug}.{DBQ_BASE_DOMAIN}`.' },
+  DBQ_HISTORY_DAYS: { schema: int(90, 1, 36500), doc: 'Query history retention in days; older entries are deleted hourly.' },
+  DBQ_LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), doc: 'pino log level.' },
+  DBQ_BODY_LIMIT: { schema: int(MiB, 1024, 64 * MiB), doc: 'Largest accepted request body in bytes (413 past it).' },
+  DBQ_MAX_SQL_LENGTH: { schema: int(100_000, 1, 10_000_000), doc: 'Longest accepted SQL text in characters (400 past it).' },
+  DBQ_MAX_RESULT_BYTES: { schema: int(32 * MiB, 1024, 1024 * MiB), doc: 'A `/query` JSON result stops adding rows past this many encoded bytes (`truncated: true`).' },
+  DBQ_EXPORT_MAX_ROWS: { schema: int(10_000_000, 1, 1_000_000_000), doc: 'Row cap of `/query/export`.' },
+  DBQ_EXPORT_MAX_BYTES: { schema: int(2 * 1024 * MiB, 1024, Number.MAX_SAFE_INTEGER), doc: 'Byte cap of `/query/export`.' },
+  DBQ_RESULT_TTL: { schema: int(3600, 1, 7 * 86400), doc: 'Seconds an async query result is kept.' },
+  DBQ_CONNECTION_TEST_TIMEOUT_MS: { schema: int(5000, 100, 60_000), doc: 'Bound on `POST /connections/test`.' },
+  DBQ_POOL_ACQUIRE_TIMEOUT_MS: { schema: int(10_000, 10, 300_000), doc: 'How long a query waits for a free connection of a database before 503 `database_busy`.' },
+  DBQ_SHUTDOWN_GRACE_MS: { schema: int(10_000, 0, 300_000), doc: 'On SIGTERM, how long in-flight queries may finish before they are cancelled.' },
+  DBQ_METRICS_TOKEN: { schema: optionalString, doc: 'When set, `GET /metrics` needs `Authorization: Bearer <token>`.' },
+  DBQ_REDIS_URL: { schema: optionalString, doc: 'Redis for shared rate-limit counts between processes.' },
+  DBQ_TRUST_PROXY: { schema: bool(false), doc: 'Honour `X-Forwarded-For`/`-Proto` (only behind a proxy you run).' },
+  DBQ_AI_PROVIDER: { schema: z.enum(['builtin', 'openai', 'anthropic']).default('builtin'), doc: 'SQL generator for `/ai/generate`: `builtin` (offline), `openai` (any OpenAI-compatible server), `anthropic`.' },
+  DBQ_AI_BASE_URL: { schema: optionalString, doc: 'Base URL of the AI provider (e.g. `http://127.0.0.1:11434/v1` for Ollama).' },
+  DBQ_AI_API_KEY: { schema: optionalString, doc: 'API key of the AI provider.' },
+  DBQ_AI_MODEL: { schema: optionalString, doc: 'Model name for the AI provider.' },
+  DBQ_AI_TIMEOUT_MS: { schema: int(60_000, 1000, 600_000), doc: 'Timeout of one AI provider request.' },
+} as const;
+
+type Settings = typeof SETTINGS;
+type RawSettings = { [K in keyof Settings]: z.output<Settings[K]['schema']> };
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  storeUrl: string | null;
+  secretKey: string | null;
+  sqliteDir: string;
+  baseDomain: string | null;
+  historyDays: number;
+  logLevel: RawSettings['DBQ_LOG_LEVEL'];
+  bodyLimit: number;
+  maxSqlLength: number;
+  maxResultBytes: number;
+  exportMaxRows: number;
+  exportMaxBytes: number;
+  resultTtlSeconds: number;
+  connectionTestTimeoutMs: number;
+  poolAcquireTimeoutMs: number;
+  shutdownGraceMs: number;
+  metricsToken: string | null;
+  redisUrl: string | null;
+  trustProxy: boolean;
+  ai: {
+    provider: RawSettings['DBQ_AI_PROVIDER'];
+    baseUrl: string | null;
+    apiKey: string | null;
+    model: string | null;
+    timeoutMs: number;
+  };
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+  const shape = Object.fromEntries(Object.entries(SETTINGS).map(([k, v]) => [k, v.schema])) as {
+    [K in keyof Settings]: Settings[K]['schema'];
+  };
+  const parsed = z.object(shape).safeParse(env);
+  if (!parsed.success) {
+    const msg = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`Invalid configuration: ${msg}`);
+  }
+  const s = parsed.data;
+  const dataDir = path.resolve(s.DBQ_DATA_DIR);
+  const config: Config = {
+    host: s.DBQ_HOST,
+    port: s.DBQ_PORT,
+    dataDir,
+    storeUrl: s.DBQ_STORE_URL,
+    secretKey: s.DBQ_SECRET_KEY,
+    sqliteDir: path.resolve(s.DBQ_SQLITE_DIR ?? path.join(dataDir, 'sqlite')),
+    baseDomain: s.DBQ_BASE_DOMAIN?.toLowerCase() ?? null,
+    historyDays: s.DBQ_HISTORY_DAYS,
+    logLevel: s.DBQ_LOG_LEVEL,
+    bodyLimit: s.DBQ_BODY_LIMIT,
+    maxSqlLength: s.DBQ_MAX_SQL_LENGTH,
+    maxResultBytes: s.DBQ_MAX_RESULT_BYTES,
+    exportMaxRows: s.DBQ_EXPORT_MAX_ROWS,
+    exportMaxBytes: s.DBQ_EXPORT_MAX_BYTES,
+    resultTtlSeconds: s.DBQ_RESULT_TTL,
+    connectionTestTimeoutMs: s.DBQ_CONNECTION_TEST_TIMEOUT_MS,
+    poolAcquireTimeoutMs: s.DBQ_POOL_ACQUIRE_TIMEOUT_MS,
+    shutdownGraceMs: s.DBQ_SHUTDOWN_GRACE_MS,
+    metricsToken: s.DBQ_METRICS_TOKEN,
+    redisUrl: s.DBQ_REDIS_URL,
+    trustProxy: s.DBQ_TRUST_PROXY,
+    ai: {
+      provider: s.DBQ_AI_PROVIDER,
+      baseUrl: s.DBQ_AI_BASE_URL,
+      apiKey: s.DBQ_AI_API_KEY,
+      model: s.DBQ_AI_MODEL,
+      timeoutMs: s.DBQ_AI_TIMEOUT_MS,
+    },
+    ...overrides,
+  };
+  if (config.storeUrl && !/^(postgres|postgresql):\/\//.test(config.storeUrl)) {
+    throw new ConfigError('Invalid configuration: DBQ_STORE_URL must be a postgres:// URL (or unset for SQLite)');
+  }
+  return Object.freeze(config);
+}

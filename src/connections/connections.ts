@@ -1,0 +1,248 @@
+// Connection records: validation, storage with sealed secrets, and the public shape (which
+// never carries a password, in no endpoint, log or error).
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import { ConflictError, ConnectionNotFoundError, InvalidRequestError } from '../errors.ts';
+import { ENGINE_NAMES, type EngineConfig } from '../engines/engine.ts';
+import { newId, nowIso } from '../ids.ts';
+import type { ConnectionRow, Database } from '../store/schema.ts';
+import { parseConnectionUrl, type ConnectionFields } from './connection-url.ts';
+import type { SecretBox } from './secret-box.ts';
+import { resolveSqlitePath } from './sqlite-path.ts';
+
+export interface ConnectionRecord {
+  id: string;
+  name: string;
+  engine: ConnectionRow['engine'];
+  host: string | null;
+  port: number | null;
+  database: string;
+  user: string | null;
+  ssl: boolean;
+  readOnly: boolean;
+  maxConnections: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+// Names double as connection ids in requests, so they stay short and unambiguous: no
+// whitespace, and no `conn_` prefix that could shadow a real id.
+const nameSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'use letters, digits, _ . -')
+  .refine((n) => !n.startsWith('conn_'), 'must not start with conn_');
+
+/** The connection settings of a create/test body: a URL, or the fields one by one. `.strict()`
+ * refuses unknown keys, so driver options can never ride along. */
+export const connectionSettingsShape = {
+  engine: z.enum(ENGINE_NAMES as [string, ...string[]]).optional(),
+  url: z.string().min(1).max(4096).optional(),
+  host: z.string().trim().min(1).max(255).optional(),
+  port: z.number().int().min(1).max(65535).optional(),
+  database: z.string().min(1).max(1024).optional(),
+  user: z.string().max(255).optional(),
+  password: z.string().max(4096).nullable().optional(),
+  ssl: z.boolean().optional(),
+  readOnly: z.boolean().optional(),
+  maxConnections: z.number().int().min(1).max(100).optional(),
+};
+
+export const createConnectionSchema = z.object({ name: nameSchema, ...connectionSettingsShape }).strict();
+export const updateConnectionSchema = z.object({ name: nameSchema.optional(), ...connectionSettingsShape }).strict();
+export const adHocConnectionSchema = z.object(connectionSettingsShape).strict();
+
+export type CreateConnectionInput = z.infer<typeof createConnectionSchema>;
+export type UpdateConnectionInput = z.infer<typeof updateConnectionSchema>;
+export type AdHocConnectionInput = z.infer<typeof adHocConnectionSchema>;
+
+export interface ConnectionDeps {
+  db: Kysely<Database>;
+  secretBox: SecretBox;
+  sqliteDir: string;
+}
+
+export function toRecord(row: ConnectionRow): ConnectionRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    engine: row.engine,
+    host: row.host,
+    port: row.port,
+    database: row.database,
+    user: row.username,
+    ssl: row.ssl === 1,
+    readOnly: row.read_only === 1,
+    maxConnections: row.max_connections,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Turns a body (URL or fields) into validated connection fields. */
+export function resolveSettings(input: AdHocConnectionInput, base?: ConnectionFields): ConnectionFields {
+  let fields: ConnectionFields;
+  if (input.url !== undefined) {
+    fields = parseConnectionUrl(input.url);
+    if (input.engine && input.engine !== fields.engine) {
+      throw new InvalidRequestError(`engine ${input.engine} does not match the url scheme`, { field: 'engine' });
+    }
+  } else {
+    const engine = (input.engine ?? base?.engine) as ConnectionFields['engine'] | undefined;
+    if (!engine) throw new InvalidRequestError('engine is required (postgres, mysql or sqlite) unless url is given', { field: 'engine' });
+    fields = base && base.engine === engine ? { ...base } : { engine, host: null, port: null, database: '', user: null, password: null, ssl: false };
+  }
+  if (input.host !== undefined) fields.host = input.host;
+  if (input.port !== undefined) fields.port = input.port;
+  if (input.database !== undefined) fields.database = input.database;
+  if (input.user !== undefined) fields.user = input.user || null;
+  if (input.password !== undefined) fields.password = input.password;
+  if (input.ssl !== undefined) fields.ssl = input.ssl;
+  if (fields.engine === 'sqlite') {
+    fields.host = null;
+    fields.port = null;
+    fields.user = null;
+    fields.password = null;
+    fields.ssl = false;
+  } else {
+    if (!fields.host) throw new InvalidRequestError('host is required', { field: 'host' });
+    fields.port ??= fields.engine === 'postgres' ? 5432 : 3306;
+  }
+  if (!fields.database) throw new InvalidRequestError('database is required', { field: 'database' });
+  return fields;
+}
+
+export async function listConnections(db: Kysely<Database>, workspaceId: string): Promise<ConnectionRecord[]> {
+  const rows = await db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId).orderBy('name').execute();
+  return rows.map(toRecord);
+}
+
+/** Looks a connection up by id or by name, inside one workspace only. */
+export async function getConnectionRow(db: Kysely<Database>, workspaceId: string, idOrName: string): Promise<ConnectionRow> {
+  const column = idOrName.startsWith('conn_') ? 'id' : 'name';
+  const row = await db
+    .selectFrom('connections')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where(column, '=', idOrName)
+    .executeTakeFirst();
+  if (!row) throw new ConnectionNotFoundError();
+  return row;
+}
+
+async function assertNameFree(db: Kysely<Database>, workspaceId: string, name: string, exceptId?: string): Promise<void> {
+  const clash = await db
+    .selectFrom('connections')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('name', '=', name)
+    .executeTakeFirst();
+  if (clash && clash.id !== exceptId) throw new ConflictError(`A connection named ${name} already exists`, { field: 'name' });
+}
+
+export async function createConnection(deps: ConnectionDeps, workspaceId: string, input: CreateConnectionInput): Promise<ConnectionRecord> {
+  const fields = resolveSettings(input);
+  if (fields.engine === 'sqlite') resolveSqlitePath(deps.sqliteDir, fields.database);
+  await assertNameFree(deps.db, workspaceId, input.name);
+  const now = nowIso();
+  const id = newId('conn');
+  const row: ConnectionRow = {
+    id,
+    workspace_id: workspaceId,
+    name: input.name,
+    engine: fields.engine,
+    host: fields.host,
+    port: fields.port,
+    database: fields.database,
+    username: fields.user,
+    ssl: fields.ssl ? 1 : 0,
+    read_only: input.readOnly ? 1 : 0,
+    max_connections: input.maxConnections ?? 10,
+    secret: fields.password ? deps.secretBox.seal(JSON.stringify({ password: fields.password }), id) : null,
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    await deps.db.insertInto('connections').values(row).execute();
+  } catch (err) {
+    // Two creates raced past assertNameFree; the unique index decides.
+    await assertNameFree(deps.db, workspaceId, input.name, id);
+    throw err;
+  }
+  return toRecord(row);
+}
+
+export function fieldsOf(row: ConnectionRow, secretBox: SecretBox): ConnectionFields {
+  return {
+    engine: row.engine,
+    host: row.host,
+    port: row.port,
+    database: row.database,
+    user: row.username,
+    password: row.secret ? (JSON.parse(secretBox.open(row.secret, row.id)) as { password: string }).password : null,
+    ssl: row.ssl === 1,
+  };
+}
+
+export async function updateConnection(
+  deps: ConnectionDeps,
+  workspaceId: string,
+  idOrName: string,
+  input: UpdateConnectionInput,
+): Promise<ConnectionRecord> {
+  const row = await getConnectionRow(deps.db, workspaceId, idOrName);
+  const fields = resolveSettings(input, fieldsOf(row, deps.secretBox));
+  if (fields.engine === 'sqlite') resolveSqlitePath(deps.sqliteDir, fields.database);
+  if (input.name !== undefined) await assertNameFree(deps.db, workspaceId, input.name, row.id);
+  const updated: ConnectionRow = {
+    ...row,
+    name: input.name ?? row.name,
+    engine: fields.engine,
+    host: fields.host,
+    port: fields.port,
+    database: fields.database,
+    username: fields.user,
+    ssl: fields.ssl ? 1 : 0,
+    read_only: input.readOnly === undefined ? row.read_only : input.readOnly ? 1 : 0,
+    max_connections: input.maxConnections ?? row.max_connections,
+    secret: fields.password ? deps.secretBox.seal(JSON.stringify({ password: fields.password }), row.id) : null,
+    updated_at: laterThan(row.updated_at),
+  };
+  const { id: _id, workspace_id: _ws, created_at: _c, ...changes } = updated;
+  await deps.db.updateTable('connections').set(changes).where('id', '=', row.id).execute();
+  return toRecord(updated);
+}
+
+export async function deleteConnection(db: Kysely<Database>, workspaceId: string, idOrName: string): Promise<ConnectionRecord> {
+  const row = await getConnectionRow(db, workspaceId, idOrName);
+  await db.deleteFrom('connections').where('id', '=', row.id).execute();
+  return toRecord(row);
+}
+
+/** updated_at doubles as the pool fingerprint (see pool-registry.ts), so an edit must change it
+ * even when made within the same millisecond as the previous one. */
+function laterThan(previous: string): string {
+  const now = Date.now();
+  const prev = Date.parse(previous);
+  return new Date(now > prev ? now : prev + 1).toISOString();
+}
+
+export function toEngineConfig(
+  fields: ConnectionFields,
+  opts: { sqliteDir: string; maxConnections: number; acquireTimeoutMs: number; connectTimeoutMs: number },
+): EngineConfig {
+  return {
+    engine: fields.engine,
+    host: fields.host,
+    port: fields.port,
+    database: fields.engine === 'sqlite' ? resolveSqlitePath(opts.sqliteDir, fields.database) : fields.database,
+    user: fields.user,
+    password: fields.password,
+    ssl: fields.ssl,
+    maxConnections: opts.maxConnections,
+    acquireTimeoutMs: opts.acquireTimeoutMs,
+    connectTimeoutMs: opts.connectTimeoutMs,
+  };
+}

@@ -1,0 +1,120 @@
+// The one contract every database adapter implements. Driver imports stop at the adapter
+// files beside this one (postgres.ts, mysql.ts, sqlite.ts); everything above talks to `Engine`.
+// Engine differences are named as capabilities rather than `if (engine === …)` elsewhere.
+
+export type EngineName = 'postgres' | 'mysql' | 'sqlite';
+export const ENGINE_NAMES: readonly EngineName[] = ['postgres', 'mysql', 'sqlite'];
+
+/** Validated, decrypted settings an adapter needs to open connections. Built only from
+ * validated record fields: no free-form driver `options`, no client key/cert paths, no
+ * LOCAL INFILE, whatever the user sent. */
+export interface EngineConfig {
+  engine: EngineName;
+  host: string | null;
+  port: number | null;
+  /** Database name; for sqlite the absolute, already-checked file path. */
+  database: string;
+  user: string | null;
+  password: string | null;
+  ssl: boolean;
+  /** Pool size cap (concurrent statements on this database). */
+  maxConnections: number;
+  /** How long a request may wait for a free pooled connection before DatabaseBusyError. */
+  acquireTimeoutMs: number;
+  /** Bound on establishing a new connection. */
+  connectTimeoutMs: number;
+}
+
+export interface Column {
+  name: string;
+  /** The engine's own type name: int8, numeric, timestamptz, VARCHAR, INTEGER, … */
+  type: string;
+}
+
+export interface ExecuteOptions {
+  sql: string;
+  params: readonly unknown[];
+  /** Run inside the engine's read-only mode (BEGIN READ ONLY / START TRANSACTION READ ONLY /
+   * query_only + read-only handle). The parser guard decided; this is the backstop. */
+  readOnly: boolean;
+  /** Enforced by the database (statement_timeout, max_execution_time/max_statement_time,
+   * process kill for sqlite); on expiry the statement is cancelled on the server and
+   * QueryTimeoutError is thrown. */
+  timeoutMs: number;
+  /** Stop reading after this many rows and report truncated. */
+  maxRows: number;
+  /** Stop adding rows once the encoded result passes this many bytes (approximate). */
+  maxBytes: number;
+  /** Aborting cancels the statement on the server and throws QueryCanceledError. */
+  signal?: AbortSignal;
+}
+
+export interface ExecuteResult {
+  columns: Column[];
+  /** Rows as arrays, already encoded to JSON-safe values per the contract's table. */
+  rows: unknown[][];
+  rowCount: number;
+  truncated: boolean;
+  /** Rows changed by a write; null for statements that return rows. */
+  affectedRows: number | null;
+}
+
+export interface StreamOptions extends Omit<ExecuteOptions, 'maxRows' | 'maxBytes'> {
+  maxRows: number;
+}
+
+/** A cursor-backed result for exports: rows are pulled, never all held in memory. */
+export interface RowStream {
+  columns: Column[];
+  rows: AsyncIterable<unknown[]>;
+}
+
+export interface TestResult {
+  serverVersion: string;
+}
+
+export interface SchemaColumn {
+  name: string;
+  type: string;
+  nullable: boolean;
+  primaryKey: boolean;
+}
+
+export interface ForeignKey {
+  columns: string[];
+  refTable: string;
+  refSchema: string | null;
+  refColumns: string[];
+}
+
+export interface SchemaTable {
+  schema: string | null;
+  name: string;
+  kind: 'table' | 'view';
+  columns: SchemaColumn[];
+  foreignKeys: ForeignKey[];
+}
+
+export interface Capabilities {
+  /** Parameter placeholder style the driver expects. */
+  placeholder: '$n' | '?';
+  /** Schemas are meaningful (postgres); mysql treats a "schema" as a database. */
+  hasSchemas: boolean;
+}
+
+export interface Engine {
+  readonly name: EngineName;
+  readonly capabilities: Capabilities;
+  execute(opts: ExecuteOptions): Promise<ExecuteResult>;
+  /** Cursor-backed streaming for exports (issue 7). */
+  stream?(opts: StreamOptions): Promise<RowStream>;
+  /** Plan the statement without running it (EXPLAIN / prepare); throws QueryFailedError. */
+  validate(sql: string): Promise<void>;
+  /** Open a fresh connection (not from the pool), ask the server version, close. */
+  test(timeoutMs: number): Promise<TestResult>;
+  listTables(schema?: string): Promise<SchemaTable[]>;
+  /** Close the pool; in-flight statements are cancelled. */
+  close(): Promise<void>;
+}
+
+export type EngineFactory = (config: EngineConfig) => Engine;

@@ -1,0 +1,151 @@
+// One error class per envelope `code` of the API contract. Core code throws these;
+// src/http/error-handler.ts is the only place they become HTTP responses, and the MCP
+// tools turn them into `isError` tool results. docs/errors.md lists the same table and
+// test/error-table.test.ts fails when the two disagree.
+
+export type Details = Record<string, unknown>;
+
+export class DbqError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly details?: Details;
+
+  constructor(code: string, status: number, message: string, details?: Details, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.status = status;
+    this.details = details;
+  }
+}
+
+export class InvalidRequestError extends DbqError {
+  constructor(message: string, details?: Details) {
+    super('invalid_request', 400, message, details);
+  }
+}
+
+export class InvalidJsonError extends DbqError {
+  constructor() {
+    super('invalid_json', 400, 'Invalid JSON body');
+  }
+}
+
+export class InvalidApiKeyError extends DbqError {
+  constructor() {
+    super('invalid_api_key', 401, 'Invalid or missing API key');
+  }
+}
+
+export class InsufficientPermissionsError extends DbqError {
+  constructor(details?: Details) {
+    super('insufficient_permissions', 403, 'Insufficient permissions', details);
+  }
+}
+
+export class NotFoundError extends DbqError {
+  constructor(message = 'Not found') {
+    super('not_found', 404, message);
+  }
+}
+
+export class WorkspaceNotFoundError extends DbqError {
+  constructor() {
+    super('workspace_not_found', 404, 'Workspace not found');
+  }
+}
+
+export class ConnectionNotFoundError extends DbqError {
+  constructor() {
+    super('connection_not_found', 404, 'Connection not found');
+  }
+}
+
+export class QueryNotFoundError extends DbqError {
+  constructor() {
+    super('query_not_found', 404, 'Query not found');
+  }
+}
+
+export class ConflictError extends DbqError {
+  constructor(message: string, details?: Details) {
+    super('conflict', 409, message, details);
+  }
+}
+
+export class PayloadTooLargeError extends DbqError {
+  constructor() {
+    super('payload_too_large', 413, 'Request body too large');
+  }
+}
+
+export class QueryFailedError extends DbqError {
+  constructor(message: string, details?: { sqlState?: string | null; position?: number | null } & Details, cause?: unknown) {
+    super('query_failed', 422, message, details, cause);
+  }
+}
+
+export class GenerationFailedError extends DbqError {
+  constructor(reason: string, details?: Details) {
+    super('generation_failed', 422, `Could not generate SQL: ${reason}`, details);
+  }
+}
+
+export class RateLimitedError extends DbqError {
+  constructor(details?: Details) {
+    super('rate_limited', 429, 'Rate limit exceeded', details);
+  }
+}
+
+/** The client went away or asked for cancellation; nobody normally sees this body. */
+export class QueryCanceledError extends DbqError {
+  constructor(message = 'Query was canceled') {
+    super('query_canceled', 499, message);
+  }
+}
+
+export class InternalError extends DbqError {
+  constructor(cause?: unknown) {
+    super('internal_error', 500, 'Internal server error', undefined, cause);
+  }
+}
+
+export class ConnectionFailedError extends DbqError {
+  constructor(reason: string, cause?: unknown) {
+    super('connection_failed', 502, `Could not connect to database: ${reason}`, undefined, cause);
+  }
+}
+
+export class DatabaseBusyError extends DbqError {
+  constructor() {
+    super('database_busy', 503, 'Database busy');
+  }
+}
+
+export class QueryTimeoutError extends DbqError {
+  constructor(timeoutMs: number) {
+    super('query_timeout', 504, `Query timed out after ${timeoutMs} ms`, { timeoutMs });
+  }
+}
+
+/** Every class above, for the docs/code agreement test and the OpenAPI error schema. */
+export const ERROR_CLASSES = [
+  InvalidRequestError,
+  InvalidJsonError,
+  InvalidApiKeyError,
+  InsufficientPermissionsError,
+  NotFoundError,
+  WorkspaceNotFoundError,
+  ConnectionNotFoundError,
+  QueryNotFoundError,
+  ConflictError,
+  PayloadTooLargeError,
+  QueryFailedError,
+  GenerationFailedError,
+  RateLimitedError,
+  QueryCanceledError,
+  InternalError,
+  ConnectionFailedError,
+  DatabaseBusyError,
+  QueryTimeoutError,
+] as const;

@@ -1,0 +1,157 @@
+// Query history: exactly one entry per query request, and keyset-paged reads. Entry ids are
+// time-ordered (src/ids.ts), so "newest first" is `ORDER BY id DESC` and the cursor is the
+// last id seen: entries written while a client pages land above its cursor and can neither
+// shift a page (no skips) nor reappear (no repeats), unlike OFFSET paging.
+import { sql, type Kysely } from 'kysely';
+import { z } from 'zod';
+import { InvalidRequestError } from '../errors.ts';
+import { newId, nowIso } from '../ids.ts';
+import type { Database, HistoryRow } from '../store/schema.ts';
+import type { Principal } from '../workspaces/api-keys.ts';
+
+export type HistoryStatus = HistoryRow['status'];
+export type HistorySource = HistoryRow['source'];
+export const HISTORY_STATUSES: readonly HistoryStatus[] = ['succeeded', 'failed', 'rejected', 'timed_out', 'canceled'];
+export const HISTORY_SOURCES: readonly HistorySource[] = ['api', 'mcp', 'ai', 'ui'];
+
+export interface HistoryEntry {
+  id: string;
+  queryId: string;
+  connectionId: string;
+  connectionName: string;
+  sql: string;
+  statementType: string;
+  status: HistoryStatus;
+  rowCount: number | null;
+  affectedRows: number | null;
+  durationMs: number;
+  error: string | null;
+  source: HistorySource;
+  apiKey: { id: string; name: string } | null;
+  user: { id: string; email: string };
+  createdAt: string;
+}
+
+export interface NewHistoryEntry {
+  principal: Principal;
+  queryId: string;
+  connection: { id: string; name: string };
+  sql: string;
+  statementType: string;
+  status: HistoryStatus;
+  rowCount: number | null;
+  affectedRows: number | null;
+  durationMs: number;
+  error: string | null;
+  source: HistorySource;
+}
+
+export async function writeHistory(db: Kysely<Database>, e: NewHistoryEntry): Promise<HistoryEntry> {
+  const row: HistoryRow = {
+    id: newId('h'),
+    workspace_id: e.principal.workspace.id,
+    query_id: e.queryId,
+    connection_id: e.connection.id,
+    connection_name: e.connection.name,
+    sql: e.sql,
+    statement_type: e.statementType,
+    status: e.status,
+    row_count: e.rowCount,
+    affected_rows: e.affectedRows,
+    duration_ms: Math.round(e.durationMs),
+    error: e.error,
+    source: e.source,
+    api_key_id: e.principal.apiKey?.id ?? null,
+    api_key_name: e.principal.apiKey?.name ?? null,
+    user_id: e.principal.user.id,
+    user_email: e.principal.user.email,
+    created_at: nowIso(),
+  };
+  await db.insertInto('query_history').values(row).execute();
+  return toEntry(row);
+}
+
+function toEntry(row: HistoryRow): HistoryEntry {
+  return {
+    id: row.id,
+    queryId: row.query_id,
+    connectionId: row.connection_id,
+    connectionName: row.connection_name,
+    sql: row.sql,
+    statementType: row.statement_type,
+    status: row.status,
+    rowCount: row.row_count,
+    affectedRows: row.affected_rows === null ? null : Number(row.affected_rows),
+    durationMs: row.duration_ms,
+    error: row.error,
+    source: row.source,
+    apiKey: row.api_key_id ? { id: row.api_key_id, name: row.api_key_name ?? '' } : null,
+    user: { id: row.user_id, email: row.user_email },
+    createdAt: row.created_at,
+  };
+}
+
+const isoDate = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 date or time');
+
+export const historyQuerySchema = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    cursor: z.string().max(200).optional(),
+    connectionId: z.string().max(200).optional(),
+    status: z.enum(HISTORY_STATUSES as [HistoryStatus, ...HistoryStatus[]]).optional(),
+    source: z.enum(HISTORY_SOURCES as [HistorySource, ...HistorySource[]]).optional(),
+    since: isoDate.optional(),
+    until: isoDate.optional(),
+    search: z.string().max(1000).optional(),
+  })
+  .strict();
+export type HistoryQuery = z.infer<typeof historyQuerySchema>;
+
+function encodeCursor(id: string): string {
+  return Buffer.from(JSON.stringify({ id })).toString('base64url');
+}
+
+function decodeCursor(cursor: string): string {
+  try {
+    const { id } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { id?: unknown };
+    if (typeof id === 'string' && /^h_[0-9a-z]{26}$/.test(id)) return id;
+  } catch {
+    // fall through to the error below
+  }
+  throw new InvalidRequestError('cursor is not valid', { field: 'cursor' });
+}
+
+export async function listHistory(
+  db: Kysely<Database>,
+  principal: Principal,
+  query: HistoryQuery,
+): Promise<{ entries: HistoryEntry[]; nextCursor: string | null }> {
+  let q = db.selectFrom('query_history').selectAll().where('workspace_id', '=', principal.workspace.id);
+  // Readers see their own entries only; admins see the workspace's.
+  if (principal.user.role !== 'admin') q = q.where('user_id', '=', principal.user.id);
+  if (query.cursor) q = q.where('id', '<', decodeCursor(query.cursor));
+  if (query.connectionId) {
+    const c = query.connectionId;
+    q = q.where((eb) => eb.or([eb('connection_id', '=', c), eb('connection_name', '=', c)]));
+  }
+  if (query.status) q = q.where('status', '=', query.status);
+  if (query.source) q = q.where('source', '=', query.source);
+  if (query.since) q = q.where('created_at', '>=', new Date(query.since).toISOString());
+  if (query.until) q = q.where('created_at', '<', new Date(query.until).toISOString());
+  if (query.search) {
+    const pattern = `%${query.search.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+    // ESCAPE spelled out: SQLite has no default LIKE escape character, PostgreSQL's is `\`.
+    q = q.where(sql<boolean>`lower(${sql.ref('sql')}) like ${pattern} escape '\\'`);
+  }
+  const rows = await q.orderBy('id', 'desc').limit(query.limit + 1).execute();
+  const page = rows.slice(0, query.limit).map(toEntry);
+  const nextCursor = rows.length > query.limit ? encodeCursor(page[page.length - 1].id) : null;
+  return { entries: page, nextCursor };
+}
+
+/** Deletes entries older than the retention; returns how many went. */
+export async function pruneHistory(db: Kysely<Database>, days: number): Promise<number> {
+  const cutoff = new Date(Date.now() - days * 86_400_000).toISOString();
+  const result = await db.deleteFrom('query_history').where('created_at', '<', cutoff).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0);
+}

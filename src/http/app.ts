@@ -1,0 +1,73 @@
+// Builds the Fastify app around the core services. Only src/http/server.ts listens; tests
+// build the app and use inject() or listen on port 0.
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { redactUrl } from '../logger.ts';
+import type { Services } from '../services.ts';
+import { installErrorHandling } from './error-handler.ts';
+import { operationsRoutes } from './routes/operations.ts';
+import { registerApiRoutes, type ApiRoute } from './routes/index.ts';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface AppOptions {
+  /** Extra /api resources (MCP, AI, export routes plug in here). */
+  apiRoutes?: ApiRoute[];
+  /** Extra plugins registered at the root (MCP transports, web pages). */
+  plugins?: ((app: FastifyInstance, svc: Services) => Promise<void> | void)[];
+}
+
+export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: svc.logger,
+    bodyLimit: svc.config.bodyLimit,
+    trustProxy: svc.config.trustProxy,
+    // A client's own X-Request-Id is kept when it is a plain token (useful for tracing);
+    // anything else is replaced so it cannot inject into logs.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    disableRequestLogging: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  app.decorateRequest('principal', null);
+  // zod validates (parseInput); JSON Schemas on routes are for OpenAPI only.
+  app.setValidatorCompiler(() => () => true);
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { reqId: request.id, method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+
+  installErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'dbq API',
+        version: '1',
+        description: 'Run SQL on PostgreSQL, MySQL/MariaDB and SQLite connections of a workspace. Every response is an envelope: {"success":true,"data":{…}} or {"success":false,"error":"…","code":"…"}.',
+      },
+      servers: [{ url: '/', description: 'default workspace (also /w/{slug})' }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'dbq_… API key' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+
+  operationsRoutes(app, svc);
+  await registerApiRoutes(app, svc, opts.apiRoutes ?? []);
+  for (const plugin of opts.plugins ?? []) await plugin(app, svc);
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,57 @@
+// Authentication hook for /api: Bearer key → principal, checked against the workspace the URL
+// addresses. Every failure is the same 401, so a caller cannot tell a revoked key from an
+// unknown one, nor learn which workspaces exist.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { InsufficientPermissionsError, InvalidApiKeyError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { authenticateKey, type Principal } from '../workspaces/api-keys.ts';
+import { DEFAULT_WORKSPACE } from '../workspaces/workspaces.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const match = /^bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+/** The workspace a request addresses: `/w/{slug}/…`, else `{slug}.{DBQ_BASE_DOMAIN}`, else `default`. */
+export function addressedWorkspace(request: FastifyRequest, baseDomain: string | null): string {
+  const params = request.params as { workspace?: string } | undefined;
+  if (params?.workspace) return params.workspace.toLowerCase();
+  if (baseDomain) {
+    const host = (request.hostname ?? '').toLowerCase().replace(/:\d+$/, '');
+    if (host.endsWith(`.${baseDomain}`)) {
+      const slug = host.slice(0, -(baseDomain.length + 1));
+      if (slug && !slug.includes('.')) return slug;
+    }
+  }
+  return DEFAULT_WORKSPACE;
+}
+
+export async function authenticateRequest(svc: Services, request: FastifyRequest, key: string | null): Promise<Principal> {
+  const principal = await authenticateKey(svc.db, key);
+  if (principal.workspace.slug !== addressedWorkspace(request, svc.config.baseDomain)) throw new InvalidApiKeyError();
+  request.principal = principal;
+  return principal;
+}
+
+export function apiAuthHook(svc: Services) {
+  return async (request: FastifyRequest, _reply: FastifyReply) => {
+    await authenticateRequest(svc, request, bearerToken(request));
+  };
+}
+
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new InvalidApiKeyError();
+  return request.principal;
+}
+
+export function requireAdmin(principal: Principal): void {
+  if (principal.user.role !== 'admin') throw new InsufficientPermissionsError({ reason: 'this operation needs an admin key' });
+}

@@ -1,0 +1,73 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import {
+  createConnection,
+  createConnectionSchema,
+  deleteConnection,
+  listConnections,
+  updateConnection,
+  updateConnectionSchema,
+} from '../../connections/connections.ts';
+import { testConnection, testConnectionSchema } from '../../connections/test-connection.ts';
+import type { Services } from '../../services.ts';
+import { principalOf, requireAdmin } from '../auth.ts';
+import { connectionRecordSchema, jsonSchema, ok, parseInput, responses } from '../schema.ts';
+import type { RouteOptions } from './index.ts';
+
+const idParams = z.object({ id: z.string().min(1).max(200) });
+const testResultSchema = z.object({
+  ok: z.boolean(),
+  latencyMs: z.number(),
+  serverVersion: z.string().optional(),
+  error: z.string().optional(),
+});
+
+export function connectionRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOptions): void {
+  const deps = { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir };
+  const tags = ['connections'];
+
+  app.get('/connections', {
+    schema: { hide, tags, summary: 'List the workspace connections, sorted by name', response: responses(z.object({ connections: z.array(connectionRecordSchema) })) },
+  }, async (request) => {
+    const principal = principalOf(request);
+    return ok({ connections: await listConnections(svc.db, principal.workspace.id) });
+  });
+
+  app.post('/connections', {
+    schema: { hide, tags, summary: 'Create a connection (admin)', body: jsonSchema(createConnectionSchema), response: responses(z.object({ connection: connectionRecordSchema }), 201, [400, 401, 403, 409, 429, 500]) },
+  }, async (request, reply) => {
+    const principal = principalOf(request);
+    requireAdmin(principal);
+    const connection = await createConnection(deps, principal.workspace.id, parseInput(createConnectionSchema, request.body));
+    return reply.status(201).send(ok({ connection }));
+  });
+
+  app.post('/connections/test', {
+    schema: { hide, tags, summary: 'Test a stored connection (any key) or an ad-hoc config (admin); bounded in time', body: jsonSchema(testConnectionSchema), response: responses(testResultSchema) },
+  }, async (request) => {
+    const principal = principalOf(request);
+    return ok(await testConnection(svc, principal, parseInput(testConnectionSchema, request.body)));
+  });
+
+  app.patch('/connections/:id', {
+    schema: { hide, tags, summary: 'Change a connection (admin)', params: jsonSchema(idParams), body: jsonSchema(updateConnectionSchema), response: responses(z.object({ connection: connectionRecordSchema }), 200, [400, 401, 403, 404, 409, 429, 500]) },
+  }, async (request) => {
+    const principal = principalOf(request);
+    requireAdmin(principal);
+    const { id } = parseInput(idParams, request.params);
+    const connection = await updateConnection(deps, principal.workspace.id, id, parseInput(updateConnectionSchema, request.body));
+    await svc.pools.drop(connection.id);
+    return ok({ connection });
+  });
+
+  app.delete('/connections/:id', {
+    schema: { hide, tags, summary: 'Delete a connection and close its pool (admin)', params: jsonSchema(idParams), response: responses(z.object({ deleted: z.boolean(), connection: connectionRecordSchema })) },
+  }, async (request) => {
+    const principal = principalOf(request);
+    requireAdmin(principal);
+    const { id } = parseInput(idParams, request.params);
+    const connection = await deleteConnection(svc.db, principal.workspace.id, id);
+    await svc.pools.drop(connection.id);
+    return ok({ deleted: true, connection });
+  });
+}

@@ -1,0 +1,35 @@
+// The URL map on one screen. The API is mounted four times — `/api`, its `/api/v1` alias, and
+// both again under `/w/:workspace` — with one auth hook per mount; only `/api` is shown in
+// OpenAPI, the others are aliases.
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../services.ts';
+import { apiAuthHook } from '../auth.ts';
+import { connectionRoutes } from './connections.ts';
+import { historyRoutes } from './history.ts';
+import { queryRoutes } from './query.ts';
+import { openapiRoute } from './openapi.ts';
+
+export interface RouteOptions {
+  hide: boolean;
+}
+
+export type ApiRoute = (app: FastifyInstance, svc: Services, opts: RouteOptions) => void;
+
+/** Issues that add resources (MCP, AI, exports) append here. */
+export const API_ROUTES: ApiRoute[] = [connectionRoutes, queryRoutes, historyRoutes];
+
+export const API_PREFIXES = ['/api', '/api/v1', '/w/:workspace/api', '/w/:workspace/api/v1'];
+
+export async function registerApiRoutes(app: FastifyInstance, svc: Services, extra: ApiRoute[] = []): Promise<void> {
+  for (const prefix of API_PREFIXES) {
+    const hide = prefix !== '/api';
+    await app.register(async (scope) => {
+      // openapi.json is public (like any API's published description); the rest needs a key.
+      openapiRoute(scope, svc, { hide: true });
+      await scope.register(async (authed) => {
+        authed.addHook('onRequest', apiAuthHook(svc));
+        for (const route of [...API_ROUTES, ...extra]) route(authed, svc, { hide });
+      });
+    }, { prefix });
+  }
+}

@@ -1,0 +1,77 @@
+// Statements in flight in this process: what `GET /query/running` lists, what
+// `POST /query/{id}/cancel` and a disconnecting client abort, and what a graceful shutdown
+// cancels once its grace period is over.
+import type { Principal } from '../workspaces/api-keys.ts';
+
+export interface RunningQuery {
+  queryId: string;
+  workspaceId: string;
+  userId: string;
+  connectionId: string;
+  connectionName: string;
+  sql: string;
+  source: string;
+  startedAt: string;
+  controller: AbortController;
+  done: Promise<unknown>;
+}
+
+export interface RunningQueryView {
+  queryId: string;
+  connectionId: string;
+  connectionName: string;
+  sql: string;
+  source: string;
+  startedAt: string;
+  user: { id: string };
+}
+
+export class RunningQueries {
+  private readonly byId = new Map<string, RunningQuery>();
+
+  add(q: RunningQuery): void {
+    this.byId.set(q.queryId, q);
+    void q.done.finally(() => this.byId.delete(q.queryId)).catch(() => {});
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  /** A query is visible to its own user; admins see the workspace's. */
+  find(principal: Principal, queryId: string): RunningQuery | undefined {
+    const q = this.byId.get(queryId);
+    if (!q || q.workspaceId !== principal.workspace.id) return undefined;
+    if (q.userId !== principal.user.id && principal.user.role !== 'admin') return undefined;
+    return q;
+  }
+
+  list(principal: Principal): RunningQueryView[] {
+    return [...this.byId.values()]
+      .filter((q) => q.workspaceId === principal.workspace.id && (principal.user.role === 'admin' || q.userId === principal.user.id))
+      .map((q) => ({
+        queryId: q.queryId,
+        connectionId: q.connectionId,
+        connectionName: q.connectionName,
+        sql: q.sql,
+        source: q.source,
+        startedAt: q.startedAt,
+        user: { id: q.userId },
+      }));
+  }
+
+  /** Waits up to graceMs for in-flight statements, then aborts the rest and waits for them. */
+  async drain(graceMs: number): Promise<void> {
+    const all = () => Promise.allSettled([...this.byId.values()].map((q) => q.done));
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), graceMs);
+    });
+    const outcome = await Promise.race([all(), graceOver]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') {
+      for (const q of this.byId.values()) q.controller.abort();
+      await all();
+    }
+  }
+}

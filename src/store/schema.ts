@@ -1,0 +1,80 @@
+// Row types of the metadata store, shared by the SQLite and PostgreSQL backends. Times are
+// ISO-8601 UTC strings and booleans are 0/1 integers so one code path serves both dialects.
+
+export interface WorkspaceRow {
+  id: string;
+  slug: string;
+  name: string;
+  plan: 'free' | 'professional' | 'enterprise';
+  created_at: string;
+}
+
+export interface UserRow {
+  id: string;
+  workspace_id: string;
+  email: string;
+  role: 'admin' | 'read_only';
+  password_hash: string | null;
+  disabled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  name: string;
+  prefix: string;
+  hash: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface ConnectionRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  engine: 'postgres' | 'mysql' | 'sqlite';
+  host: string | null;
+  port: number | null;
+  database: string;
+  username: string | null;
+  ssl: number;
+  read_only: number;
+  max_connections: number;
+  /** AES-256-GCM sealed JSON of the secrets ({password}); null when there are none. */
+  secret: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface HistoryRow {
+  id: string;
+  workspace_id: string;
+  query_id: string;
+  connection_id: string;
+  connection_name: string;
+  sql: string;
+  statement_type: string;
+  status: 'succeeded' | 'failed' | 'rejected' | 'timed_out' | 'canceled';
+  row_count: number | null;
+  affected_rows: number | null;
+  duration_ms: number;
+  error: string | null;
+  source: 'api' | 'mcp' | 'ai' | 'ui';
+  api_key_id: string | null;
+  api_key_name: string | null;
+  user_id: string;
+  user_email: string;
+  created_at: string;
+}
+
+export interface Database {
+  workspaces: WorkspaceRow;
+  users: UserRow;
+  api_keys: ApiKeyRow;
+  connections: ConnectionRow;
+  query_history: HistoryRow;
+}

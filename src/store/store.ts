@@ -1,0 +1,96 @@
+// The metadata store: SQLite in the data dir by default, PostgreSQL when DBQ_STORE_URL says
+// so. One Kysely code path over both; migrations run at open.
+import fs from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.ts';
+import { migrationProvider } from './migrations.ts';
+
+export type StoreKind = 'sqlite' | 'postgres';
+
+export interface Store {
+  db: Kysely<Database>;
+  kind: StoreKind;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  dataDir: string;
+  storeUrl: string | null;
+}
+
+export async function openStore(opts: StoreOptions): Promise<Store> {
+  const store = opts.storeUrl ? openPostgresStore(opts.storeUrl) : openSqliteStore(opts.dataDir);
+  try {
+    await migrate(store.db);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  return store;
+}
+
+function openSqliteStore(dataDir: string): Store {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, 'dbq.sqlite');
+  const handle = new SqliteDatabase(file);
+  // WAL lets the CLI write (create a key, revoke one) while a server reads; busy_timeout makes
+  // the rare writer-writer overlap wait instead of failing with SQLITE_BUSY.
+  handle.pragma('journal_mode = WAL');
+  handle.pragma('busy_timeout = 5000');
+  handle.pragma('foreign_keys = ON');
+  handle.pragma('synchronous = NORMAL');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+  return {
+    db,
+    kind: 'sqlite',
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+function openPostgresStore(url: string): Store {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5000,
+    // Per-pool type parsing (never pg.types globally): bigint counters come back as numbers;
+    // store values never approach 2^53.
+    types: {
+      getTypeParser(oid: number, format?: any) {
+        if (oid === 20) return (v: string) => Number(v);
+        return pg.types.getTypeParser(oid, format);
+      },
+    } as any,
+  });
+  // An idle client dropped by the server emits 'error' on the pool; unlistened, it would
+  // kill the process (node-postgres #2386).
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    kind: 'postgres',
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+async function migrate(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({ db, provider: migrationProvider, migrationTableName: 'dbq_migrations', migrationLockTableName: 'dbq_migrations_lock' });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`Store migration ${failed?.migrationName ?? ''} failed: ${String((error as Error).message ?? error)}`, { cause: error });
+  }
+}

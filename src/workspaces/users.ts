@@ -1,0 +1,102 @@
+import type { Kysely } from 'kysely';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../errors.ts';
+import { newId, nowIso } from '../ids.ts';
+import type { Database, UserRow } from '../store/schema.ts';
+import { hashPassword } from './passwords.ts';
+import { getWorkspace } from './workspaces.ts';
+
+export type Role = UserRow['role'];
+export const ROLES: readonly Role[] = ['admin', 'read_only'];
+
+export interface User {
+  id: string;
+  email: string;
+  role: Role;
+  disabled: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+export function toUser(row: UserRow): User {
+  return {
+    id: row.id,
+    email: row.email,
+    role: row.role,
+    disabled: row.disabled_at !== null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function assertRole(role: string): Role {
+  if (!(ROLES as readonly string[]).includes(role)) {
+    throw new InvalidRequestError(`role must be one of ${ROLES.join(', ')}`, { field: 'role' });
+  }
+  return role as Role;
+}
+
+export async function createUser(
+  db: Kysely<Database>,
+  input: { workspace: string; email: string; role: string; password?: string | null },
+): Promise<User> {
+  const ws = await getWorkspace(db, input.workspace);
+  const email = input.email.trim().toLowerCase();
+  if (!EMAIL.test(email)) throw new InvalidRequestError('email is not a valid address', { field: 'email' });
+  if (input.password != null && input.password.length < 8) {
+    throw new InvalidRequestError('password must be at least 8 characters', { field: 'password' });
+  }
+  const now = nowIso();
+  const row: UserRow = {
+    id: newId('usr'),
+    workspace_id: ws.id,
+    email,
+    role: assertRole(input.role),
+    password_hash: input.password ? await hashPassword(input.password) : null,
+    disabled_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+  const existing = await findUserRow(db, ws.id, email);
+  if (existing) throw new ConflictError(`User ${email} already exists in workspace ${ws.slug}`);
+  await db.insertInto('users').values(row).execute();
+  return toUser(row);
+}
+
+export async function findUserRow(db: Kysely<Database>, workspaceId: string, email: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('email', '=', email.trim().toLowerCase())
+    .executeTakeFirst();
+}
+
+export async function getUserRow(db: Kysely<Database>, workspace: string, email: string): Promise<UserRow> {
+  const ws = await getWorkspace(db, workspace);
+  const row = await findUserRow(db, ws.id, email);
+  if (!row) throw new NotFoundError('User not found');
+  return row;
+}
+
+export async function listUsers(db: Kysely<Database>, workspace: string): Promise<User[]> {
+  const ws = await getWorkspace(db, workspace);
+  const rows = await db.selectFrom('users').selectAll().where('workspace_id', '=', ws.id).orderBy('email').execute();
+  return rows.map(toUser);
+}
+
+export async function setUserRole(db: Kysely<Database>, workspace: string, email: string, role: string): Promise<User> {
+  const row = await getUserRow(db, workspace, email);
+  const updated = { role: assertRole(role), updated_at: nowIso() };
+  await db.updateTable('users').set(updated).where('id', '=', row.id).execute();
+  return toUser({ ...row, ...updated });
+}
+
+export async function setUserDisabled(db: Kysely<Database>, workspace: string, email: string, disabled: boolean): Promise<User> {
+  const row = await getUserRow(db, workspace, email);
+  const now = nowIso();
+  const updated = { disabled_at: disabled ? (row.disabled_at ?? now) : null, updated_at: now };
+  await db.updateTable('users').set(updated).where('id', '=', row.id).execute();
+  return toUser({ ...row, ...updated });
+}

@@ -1,0 +1,79 @@
+// Builds a real dbq (store, services, Fastify app) in a temp data dir for one test file.
+// Nothing is mocked: the store is a real SQLite file (or a fresh PostgreSQL database), and
+// connections point at the machine's real PostgreSQL, MariaDB and SQLite.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { tempDir } from './databases.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { buildApp } from '../../src/http/app.ts';
+import { frontDoors } from '../../src/http/front-doors.ts';
+import { createLogger } from '../../src/logger.ts';
+import { closeServices, createServices, type Services } from '../../src/services.ts';
+import { createApiKey } from '../../src/workspaces/api-keys.ts';
+import { createUser } from '../../src/workspaces/users.ts';
+import { createWorkspace, ensureDefaultWorkspace } from '../../src/workspaces/workspaces.ts';
+
+export { PG_URL, MYSQL_URL, tempDir, freshPostgresDatabase } from './databases.ts';
+
+export interface Harness {
+  svc: Services;
+  app: FastifyInstance;
+  config: Config;
+  dataDir: string;
+  /** Keys of workspace `default`. */
+  adminKey: string;
+  readerKey: string;
+  /** A second workspace `other` with its own admin, for isolation tests. */
+  otherKey: string;
+  close(): Promise<void>;
+  /** inject() with the Bearer header and JSON body. */
+  call(method: string, url: string, key: string | null, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
+}
+
+export async function createHarness(env: Record<string, string> = {}, opts: { logs?: string[] } = {}): Promise<Harness> {
+  const dataDir = tempDir();
+  const config = loadConfig({ DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: opts.logs ? 'info' : 'silent', ...env });
+  const destination = opts.logs
+    ? { write: (line: string) => void opts.logs!.push(line) }
+    : undefined;
+  const svc = await createServices(config, { logger: createLogger(config.logLevel, destination as any) });
+  await ensureDefaultWorkspace(svc.db);
+  await createWorkspace(svc.db, { slug: 'other', plan: 'professional' });
+  await createUser(svc.db, { workspace: 'default', email: 'admin@acme.test', role: 'admin', password: 'correct horse' });
+  await createUser(svc.db, { workspace: 'default', email: 'reader@acme.test', role: 'read_only' });
+  await createUser(svc.db, { workspace: 'other', email: 'admin@other.test', role: 'admin' });
+  const adminKey = (await createApiKey(svc.db, { workspace: 'default', email: 'admin@acme.test', name: 'admin-key' })).secret;
+  const readerKey = (await createApiKey(svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'reader-key' })).secret;
+  const otherKey = (await createApiKey(svc.db, { workspace: 'other', email: 'admin@other.test', name: 'other-key' })).secret;
+  const app = await buildApp(svc, frontDoors());
+  return {
+    svc,
+    app,
+    config,
+    dataDir,
+    adminKey,
+    readerKey,
+    otherKey,
+    async close() {
+      await app.close();
+      await closeServices(svc);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+    async call(method, url, key, body, headers = {}) {
+      const res = await app.inject({
+        method: method as any,
+        url,
+        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}), ...headers },
+        payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      let parsed: unknown = res.body;
+      try {
+        parsed = JSON.parse(res.body);
+      } catch {
+        // non-JSON bodies (metrics, docs) stay text
+      }
+      return { status: res.statusCode, body: parsed, headers: res.headers as Record<string, unknown> };
+    },
+  };
+}
