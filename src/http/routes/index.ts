@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.ts';
 import { apiAuthHook } from '../auth.ts';
+import { aiRoutes } from './ai.ts';
 import { connectionRoutes } from './connections.ts';
 import { historyRoutes } from './history.ts';
 import { queryRoutes } from './query.ts';
@@ -16,7 +17,7 @@ export interface RouteOptions {
 export type ApiRoute = (app: FastifyInstance, svc: Services, opts: RouteOptions) => void;
 
 /** Issues that add resources (MCP, AI, exports) append here. */
-export const API_ROUTES: ApiRoute[] = [connectionRoutes, queryRoutes, historyRoutes];
+export const API_ROUTES: ApiRoute[] = [connectionRoutes, queryRoutes, historyRoutes, aiRoutes];
 
 export const API_PREFIXES = ['/api', '/api/v1', '/w/:workspace/api', '/w/:workspace/api/v1'];
 
