@@ -2,7 +2,7 @@
 // build the app and use inject() or listen on port 0.
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { redactUrl } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { installErrorHandling } from './error-handler.ts';
@@ -20,7 +20,7 @@ export interface AppOptions {
 
 export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: svc.logger,
+    loggerInstance: svc.logger as FastifyBaseLogger,
     bodyLimit: svc.config.bodyLimit,
     trustProxy: svc.config.trustProxy,
     // A client's own X-Request-Id is kept when it is a plain token (useful for tracing);

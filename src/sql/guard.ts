@@ -1,9 +1,55 @@
 // Entry point of the read-only guard: picks the dialect's parser-based classifier.
-// Implemented in guard-postgres.ts (libpg-query), guard-mysql.ts and guard-sqlite.ts
-// (node-sql-parser plus explicit rules). Deny by default: what cannot be parsed is not a read.
+// guard-postgres.ts uses libpg-query (the server's own grammar); guard-mysql.ts and
+// guard-sqlite.ts use node-sql-parser on text sanitized by an engine-faithful lexer, plus
+// explicit rules. Deny by default: what cannot be parsed is not a read; an exception anywhere
+// in classification is not a read either.
+//
+// What the guard cannot stop, and why every read also runs inside the engine's read-only mode
+// (BEGIN READ ONLY / START TRANSACTION READ ONLY / query_only):
+// - Side effects behind a name it cannot see: user-defined functions and procedures (PL/pgSQL,
+//   MySQL stored functions, functions an application registers on SQLite), wrappers around
+//   denied functions, views and rules that call them, user-defined operators and casts,
+//   PostgreSQL attribute notation (`row.func` calls func(row)), extension functions not on the
+//   denylist in function-denylist.ts.
+// - Resource use: cross joins, generate_series(1, 1e12), runaway recursive CTEs, regex blowups,
+//   huge sorts spilling to temp files. Statement timeouts and row limits handle those.
+// - What a read may see: any row the connection's database role can read.
+// - Server settings it cannot observe: MySQL sql_mode (NO_BACKSLASH_ESCAPES, ANSI_QUOTES) is
+//   handled by refusing text that reads differently under them, not by knowing the mode.
+// - Grammar drift: syntax newer than the parsers is unparseable, hence not a read.
 import type { EngineName } from '../engines/engine.ts';
-import type { Verdict } from './verdict.ts';
+import { loadModule } from 'libpg-query';
+import { classifyMysql } from './guard-mysql.ts';
+import { classifyPostgres } from './guard-postgres.ts';
+import { classifySqlite } from './guard-sqlite.ts';
+import type { Classifier, Verdict } from './verdict.ts';
+import { unparseableVerdict } from './verdict-builders.ts';
 
 export type { Verdict } from './verdict.ts';
 
-export declare function classifyStatement(engine: EngineName, sql: string): Promise<Verdict>;
+const CLASSIFIERS: Record<EngineName, Classifier> = {
+  postgres: classifyPostgres,
+  mysql: classifyMysql,
+  sqlite: classifySqlite,
+};
+
+// The WASM module is process-wide by nature; loading it once is a cache, not shared state.
+let postgresParserReady: Promise<void> | undefined;
+
+function loadPostgresParser(): Promise<void> {
+  postgresParserReady ??= loadModule().catch((error: unknown) => {
+    postgresParserReady = undefined;
+    throw error;
+  });
+  return postgresParserReady;
+}
+
+export async function classifyStatement(engine: EngineName, sql: string): Promise<Verdict> {
+  if (engine === 'postgres') await loadPostgresParser();
+  try {
+    return CLASSIFIERS[engine](sql);
+  } catch {
+    // A stack overflow on absurd nesting, an AST shape we did not expect: not a read.
+    return unparseableVerdict();
+  }
+}

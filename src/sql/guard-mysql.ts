@@ -1,0 +1,60 @@
+// Read-only guard for MySQL and MariaDB: node-sql-parser (mysql grammar, then mariadb) on a
+// copy that the engine-faithful lexer in sql-lexer.ts has sanitized, plus explicit rules.
+// The lexer refuses executable comments (/*! … */, /*M! … */: the server runs them, the parser
+// skips them), optimizer hints (/*+ SET_VAR(…) */ changes settings), `--x` (an operator to the
+// server, a comment to the parser) and strings whose end depends on NO_BACKSLASH_ESCAPES.
+// See guard.ts for what no guard can stop.
+import type { Verdict } from './verdict.ts';
+import { COMMON_WRITE_KEYWORDS, classifyWithNodeSql, type NodeSqlDialect } from './node-sql-guard.ts';
+import { readVerdict } from './verdict-builders.ts';
+
+const IDENTIFIER = String.raw`(?:\x60[^\x60]*\x60|"[^"]*"|[\w$]+)`;
+
+/** SHOW … LIKE '…' and friends the parser does not know. Without parentheses there can be no
+ * function call, and without WHERE no expression, so nothing but the listing itself runs. */
+const SIMPLE_SHOW = /^\s*SHOW\s[\s\w$.,=\x60'"%-]*$/i;
+const SHOW_WHERE = /\bWHERE\b/i;
+
+/** `DESCRIBE t`, `DESC db.t col`, `EXPLAIN t` (a synonym): names only. */
+const SIMPLE_DESCRIBE = new RegExp(
+  String.raw`^\s*(?:DESCRIBE|DESC|EXPLAIN)\s+(?:${IDENTIFIER}\s*\.\s*)?${IDENTIFIER}(?:\s+(?:${IDENTIFIER}|'0*'))?\s*$`,
+  'i',
+);
+
+/** EXPLAIN [ANALYZE | EXTENDED | PARTITIONS | FORMAT=…] and DESCRIBE used as EXPLAIN; the
+ * parser reads only a bare `EXPLAIN SELECT`. EXPLAIN ANALYZE executes the statement, which is
+ * why the explained statement must itself be a read. */
+const EXPLAIN_PREFIX =
+  /^\s*(?:EXPLAIN|DESCRIBE|DESC)(?:\s+(?:ANALYZE|EXTENDED|PARTITIONS|FORMAT\s*=\s*(?:\w+|'0*'|"\w*")))*\s+(?=\(|(?:SELECT|WITH|TABLE|VALUES|INSERT|UPDATE|DELETE|REPLACE)\b)/i;
+
+const MYSQL_WRITE_KEYWORDS = new Set([
+  ...COMMON_WRITE_KEYWORDS,
+  'HANDLER', 'OPTIMIZE', 'REPAIR', 'CHECK', 'CHECKSUM', 'FLUSH', 'KILL', 'RESET', 'PURGE',
+  'INSTALL', 'UNINSTALL', 'USE', 'XA', 'CHANGE', 'SHUTDOWN', 'RESTART', 'CLONE', 'IMPORT',
+  'BINLOG', 'CACHE', 'SIGNAL', 'RESIGNAL', 'GET', 'HELP', 'BACKUP', 'STOP',
+]);
+
+/** `@x := …` assigns a session variable from inside a SELECT, in whatever clause. */
+function findAssignment(text: string): string | undefined {
+  return text.includes(':=') ? 'User variable assignment (:=) is not allowed in a read' : undefined;
+}
+
+function classifyUnparsedMysql(text: string): Verdict | undefined {
+  if (SIMPLE_SHOW.test(text) && !SHOW_WHERE.test(text)) return readVerdict('SHOW');
+  if (SIMPLE_DESCRIBE.test(text)) return readVerdict('DESCRIBE');
+  return undefined;
+}
+
+const MYSQL_DIALECT: NodeSqlDialect = {
+  engine: 'mysql',
+  databases: ['mysql', 'mariadb'],
+  sanitize: {},
+  explainPrefix: EXPLAIN_PREFIX,
+  writeKeywords: MYSQL_WRITE_KEYWORDS,
+  checkSanitized: findAssignment,
+  classifyUnparsed: classifyUnparsedMysql,
+};
+
+export function classifyMysql(sql: string): Verdict {
+  return classifyWithNodeSql(sql, MYSQL_DIALECT);
+}

@@ -1,0 +1,75 @@
+// The classification path shared by MySQL/MariaDB and SQLite: lex with the engine's own rules,
+// refuse what the lexer finds dangerous, split statements, then parse a sanitized copy of the
+// one statement with node-sql-parser. The dialect files add their explicit rules as hooks.
+import type { EngineName } from '../engines/engine.ts';
+import { classifyAst, parseOneStatement, type NodeSqlDatabase } from './node-sql-ast.ts';
+import { findStatementShape, lexSql, sanitizeRange, type SanitizeOptions } from './sql-lexer.ts';
+import type { Verdict } from './verdict.ts';
+import {
+  emptyStatementVerdict,
+  explainVerdict,
+  multipleStatementsVerdict,
+  notAReadReason,
+  unparseableVerdict,
+  writeVerdict,
+} from './verdict-builders.ts';
+
+export interface NodeSqlDialect {
+  engine: EngineName;
+  /** Grammars tried in order; the first that parses the statement decides. */
+  databases: readonly NodeSqlDatabase[];
+  sanitize: SanitizeOptions;
+  /** Matches an EXPLAIN prefix the parser cannot read, followed by the explained statement. */
+  explainPrefix: RegExp;
+  /** Statement keywords that are never reads, recognised even when the parser cannot parse them. */
+  writeKeywords: ReadonlySet<string>;
+  /** Lexical rules on the sanitized statement, checked before parsing. */
+  checkSanitized?: (text: string) => string | undefined;
+  /** Explicit rules for statements the parser cannot parse (PRAGMA, SHOW … LIKE, …). */
+  classifyUnparsed?: (text: string) => Verdict | undefined;
+}
+
+export function classifyWithNodeSql(sql: string, dialect: NodeSqlDialect): Verdict {
+  const lexed = lexSql(sql, dialect.engine);
+  const shape = findStatementShape(lexed);
+  if (shape.shape === 'empty') return emptyStatementVerdict();
+  if (shape.shape === 'multiple') return multipleStatementsVerdict();
+  const text = sanitizeRange(lexed, shape.start, shape.end, dialect.sanitize);
+  const keyword = leadingKeyword(text);
+  const problem = lexed.problems[0];
+  if (problem !== undefined) return writeVerdict(keyword ?? 'UNKNOWN', problem.message);
+  return classifySanitized(text, dialect);
+}
+
+/** `text` is one statement with comments blanked and string bodies neutral. */
+function classifySanitized(text: string, dialect: NodeSqlDialect): Verdict {
+  const keyword = leadingKeyword(text);
+  const lexicalReason = dialect.checkSanitized?.(text);
+  if (lexicalReason !== undefined) return writeVerdict(keyword ?? 'UNKNOWN', lexicalReason);
+  const explained = dialect.explainPrefix.exec(text);
+  if (explained !== null) {
+    return explainVerdict(classifySanitized(text.slice(explained[0].length), dialect));
+  }
+  const ast = parseOneStatement(text, dialect.databases);
+  if (ast !== undefined) return classifyAst(ast, dialect.engine);
+  const explicit = dialect.classifyUnparsed?.(text);
+  if (explicit !== undefined) return explicit;
+  if (keyword !== undefined && dialect.writeKeywords.has(keyword)) {
+    return writeVerdict(keyword, notAReadReason(keyword));
+  }
+  return unparseableVerdict();
+}
+
+/** The first word of the statement, upper-cased, skipping opening parentheses. */
+export function leadingKeyword(text: string): string | undefined {
+  const match = /^[\s(]*([A-Za-z_]+)/.exec(text);
+  return match === null ? undefined : match[1].toUpperCase();
+}
+
+/** Keywords that start a statement that is never a read, in both MySQL and SQLite. */
+export const COMMON_WRITE_KEYWORDS: readonly string[] = [
+  'INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'MERGE', 'UPSERT', 'CREATE', 'DROP', 'ALTER',
+  'TRUNCATE', 'RENAME', 'GRANT', 'REVOKE', 'SET', 'BEGIN', 'START', 'COMMIT', 'END', 'ROLLBACK',
+  'SAVEPOINT', 'RELEASE', 'LOCK', 'UNLOCK', 'CALL', 'DO', 'LOAD', 'PREPARE', 'EXECUTE',
+  'DEALLOCATE', 'ANALYZE', 'REINDEX', 'VACUUM', 'ATTACH', 'DETACH',
+];

@@ -1,0 +1,37 @@
+// Verdict constructors and the reasons every dialect shares, so the API reports one wording.
+import type { Verdict } from './verdict.ts';
+
+export const MULTIPLE_STATEMENTS_REASON = 'Only one statement per request is allowed';
+export const EMPTY_STATEMENT_REASON = 'No SQL statement to run (empty text or only comments)';
+export const UNPARSEABLE_REASON = 'Statement could not be parsed as a read';
+
+export function readVerdict(statementType: string): Verdict {
+  return { kind: 'read', statementType };
+}
+
+export function writeVerdict(statementType: string, reason: string): Verdict {
+  return { kind: 'write', statementType, reason };
+}
+
+export function multipleStatementsVerdict(): Verdict {
+  return { kind: 'rejected', statementType: 'MULTIPLE', reason: MULTIPLE_STATEMENTS_REASON };
+}
+
+export function emptyStatementVerdict(): Verdict {
+  return { kind: 'rejected', statementType: 'EMPTY', reason: EMPTY_STATEMENT_REASON };
+}
+
+export function unparseableVerdict(statementType = 'UNKNOWN'): Verdict {
+  return writeVerdict(statementType, UNPARSEABLE_REASON);
+}
+
+export function notAReadReason(statementType: string): string {
+  return `${statementType} statements are not reads`;
+}
+
+/** An EXPLAIN takes its kind from the statement it explains. */
+export function explainVerdict(inner: Verdict): Verdict {
+  if (inner.kind === 'read') return readVerdict('EXPLAIN');
+  if (inner.kind === 'rejected') return inner;
+  return writeVerdict('EXPLAIN', `EXPLAIN of a statement that is not a read: ${inner.reason ?? inner.statementType}`);
+}
