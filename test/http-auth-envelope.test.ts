@@ -185,7 +185,7 @@ describe('operations', () => {
   });
 
   it('never writes keys or passwords to the logs', async () => {
-    await h.call('GET', `/sse?api_key=${h.readerKey}`, null);
+    await h.call('GET', `/api/connections?api_key=${h.readerKey}`, null);
     await h.call('POST', '/api/connections', h.adminKey, { name: 'logged', url: 'postgres://u:Very-Secret-Pw@127.0.0.1:5999/db' });
     await h.call('POST', '/api/connections/test', h.adminKey, { url: 'postgres://u:Very-Secret-Pw@127.0.0.1:5999/db' });
     const text = logs.join('\n');

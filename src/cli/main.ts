@@ -10,7 +10,6 @@ import { closeServices, createServices, type Services } from '../services.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../workspaces/api-keys.ts';
 import { createUser, listUsers, setUserDisabled, setUserRole } from '../workspaces/users.ts';
 import { createWorkspace, getWorkspace, listWorkspaces, setWorkspacePlan, PLANS } from '../workspaces/workspaces.ts';
-import { serve } from './serve.ts';
 
 interface JsonOpt {
   json?: boolean;
@@ -48,6 +47,8 @@ export function buildCli(): Command {
         ...(opts.port !== undefined ? { port: Number(opts.port) } : {}),
         ...(opts.host !== undefined ? { host: opts.host } : {}),
       });
+      // Loaded on demand: admin commands should not pay for the HTTP stack's import time.
+      const { serve } = await import('./serve.ts');
       await serve(config, { sample: Boolean(opts.sample) });
     });
 

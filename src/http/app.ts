@@ -2,7 +2,7 @@
 // build the app and use inject() or listen on port 0.
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { redactUrl } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { installErrorHandling } from './error-handler.ts';
@@ -29,7 +29,9 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    disableRequestLogging: true,
+    // Fastify's own request lines log the raw URL (which may carry ?api_key=); dbq logs one
+    // line per request itself, through redactUrl.
+    logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
   });

@@ -34,7 +34,8 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
 }
 
 function openSqliteStore(dataDir: string): Store {
-  fs.mkdirSync(dataDir, { recursive: true });
+  // The store holds key hashes and sealed secrets: keep the directory private to its owner.
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(dataDir, 'dbq.sqlite');
   const handle = new SqliteDatabase(file);
   // WAL lets the CLI write (create a key, revoke one) while a server reads; busy_timeout makes

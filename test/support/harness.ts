@@ -34,6 +34,7 @@ export interface Harness {
 export async function createHarness(env: Record<string, string> = {}, opts: { logs?: string[] } = {}): Promise<Harness> {
   const dataDir = tempDir();
   const config = loadConfig({ DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: opts.logs ? 'info' : 'silent', ...env });
+  fs.mkdirSync(config.sqliteDir, { recursive: true });
   const destination = opts.logs
     ? { write: (line: string) => void opts.logs!.push(line) }
     : undefined;
