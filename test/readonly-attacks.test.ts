@@ -38,7 +38,7 @@ async function snapshot(engine: EngineName): Promise<string> {
   const db = new Database(file, { readonly: true });
   try {
     const probe = db.prepare("SELECT group_concat(id || ':' || coalesce(v, ''), ',') AS p FROM (SELECT * FROM guard_probe ORDER BY id)").get();
-    const master = db.prepare('SELECT group_concat(type || name, ",") AS m FROM (SELECT * FROM sqlite_master ORDER BY name)').get();
+    const master = db.prepare("SELECT group_concat(type || name, ',') AS m FROM (SELECT * FROM sqlite_master ORDER BY name)").get();
     const files = fs.readdirSync(h.config.sqliteDir).filter((f) => !f.startsWith('guard.db')).sort();
     const tmpFiles = fs.readdirSync('/tmp').filter((f) => f.startsWith('dbq_guard_probe')).sort();
     return JSON.stringify([probe, master, files, tmpFiles]);
@@ -116,9 +116,11 @@ describe('attack statements are refused and change nothing', () => {
     it(`${engine}: every refusal is in the history as rejected`, async () => {
       const res = await h.call('GET', `/api/query/history?limit=200&connectionId=g-${engine}`, h.readerKey);
       const entries = res.body.data.entries as { sql: string; status: string }[];
-      for (const attack of attacks) {
+      // An empty sql field fails request validation before a connection is resolved, so it has
+      // no history entry (docs/decisions.md); every other refusal has one.
+      for (const attack of attacks.filter((a) => a.sql !== '')) {
         const entry = entries.find((e) => e.sql === attack.sql);
-        expect(entry?.status, attack.sql).toBe('rejected');
+        expect(entry?.status, JSON.stringify(attack.sql)).toBe('rejected');
       }
     });
 
