@@ -6,6 +6,7 @@ import { ConflictError, ConnectionNotFoundError, InvalidRequestError } from '../
 import { ENGINE_NAMES, type EngineConfig } from '../engines/engine.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { ConnectionRow, Database } from '../store/schema.ts';
+import type { Memo } from '../store/store.ts';
 import { parseConnectionUrl, type ConnectionFields } from './connection-url.ts';
 import type { SecretBox } from './secret-box.ts';
 import { resolveSqlitePath } from './sqlite-path.ts';
@@ -120,14 +121,11 @@ export async function listConnections(db: Kysely<Database>, workspaceId: string)
 }
 
 /** Looks a connection up by id or by name, inside one workspace only. */
-export async function getConnectionRow(db: Kysely<Database>, workspaceId: string, idOrName: string): Promise<ConnectionRow> {
+export async function getConnectionRow(db: Kysely<Database>, workspaceId: string, idOrName: string, memo?: Memo): Promise<ConnectionRow> {
   const column = idOrName.startsWith('conn_') ? 'id' : 'name';
-  const row = await db
-    .selectFrom('connections')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where(column, '=', idOrName)
-    .executeTakeFirst();
+  const lookup = () =>
+    db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId).where(column, '=', idOrName).executeTakeFirst();
+  const row = memo ? await memo(`conn:${workspaceId}:${column}:${idOrName}`, lookup) : await lookup();
   if (!row) throw new ConnectionNotFoundError();
   return row;
 }

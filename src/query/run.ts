@@ -62,7 +62,7 @@ export async function runQuery(svc: Services, principal: Principal, input: Query
   if (input.sql.length > svc.config.maxSqlLength) {
     throw new InvalidRequestError(`sql is longer than ${svc.config.maxSqlLength} characters`, { field: 'sql' });
   }
-  const row = await getConnectionRow(svc.db, principal.workspace.id, input.connectionId);
+  const row = await getConnectionRow(svc.db, principal.workspace.id, input.connectionId, svc.store.memo);
   const queryId = opts.queryId ?? newId('q');
   const started = performance.now();
   const verdict = await classifyStatement(row.engine, input.sql);

@@ -7,6 +7,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
+import { ChangeEpoch } from './change-epoch.ts';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -15,6 +16,31 @@ export interface Store {
   kind: StoreKind;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** Changes whenever data that key/connection look-ups depend on may have changed; null when
+   * the backend cannot tell (PostgreSQL), which means "do not cache". See change-epoch.ts. */
+  epoch(): string | null;
+  /** Memoises a look-up for as long as epoch() is unchanged (never on PostgreSQL). */
+  memo: Memo;
+}
+
+export type Memo = <T>(key: string, load: () => Promise<T>) => Promise<T>;
+
+const MEMO_LIMIT = 10_000;
+
+function createMemo(epoch: () => string | null): Memo {
+  const entries = new Map<string, { epoch: string; value: unknown }>();
+  return async <T>(key: string, load: () => Promise<T>): Promise<T> => {
+    // Read the epoch before loading: a change that lands during the load makes the stored
+    // entry stale at once instead of being hidden behind it.
+    const now = epoch();
+    if (now === null) return load();
+    const hit = entries.get(key);
+    if (hit && hit.epoch === now) return hit.value as T;
+    const value = await load();
+    if (entries.size >= MEMO_LIMIT) entries.clear();
+    entries.set(key, { epoch: now, value });
+    return value;
+  };
 }
 
 export interface StoreOptions {
@@ -44,10 +70,13 @@ function openSqliteStore(dataDir: string): Store {
   handle.pragma('busy_timeout = 5000');
   handle.pragma('foreign_keys = ON');
   handle.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+  const changes = new ChangeEpoch(handle);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }), plugins: [changes] });
   return {
     db,
     kind: 'sqlite',
+    epoch: () => changes.current(),
+    memo: createMemo(() => changes.current()),
     async ping() {
       await sql`select 1`.execute(db);
     },
@@ -78,6 +107,8 @@ function openPostgresStore(url: string): Store {
   return {
     db,
     kind: 'postgres',
+    epoch: () => null,
+    memo: createMemo(() => null),
     async ping() {
       await sql`select 1`.execute(db);
     },

@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import { InvalidApiKeyError, InvalidRequestError, NotFoundError } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { ApiKeyRow, Database } from '../store/schema.ts';
+import type { Memo } from '../store/store.ts';
 import { generateKey, hashKey, isWellFormedKey, keyPrefix } from './key-format.ts';
 import { getUserRow, type Role } from './users.ts';
 import { getWorkspace, type Plan } from './workspaces.ts';
@@ -98,10 +99,10 @@ export async function revokeApiKey(db: Kysely<Database>, workspace: string, keyI
 
 /** Resolves a presented key to its principal, or throws InvalidApiKeyError — the same error
  * for every reason (malformed, unknown, revoked, user disabled), so callers learn nothing. */
-export async function authenticateKey(db: Kysely<Database>, presented: string | undefined | null): Promise<Principal> {
+export async function authenticateKey(db: Kysely<Database>, presented: string | undefined | null, memo?: Memo): Promise<Principal> {
   if (!presented || !isWellFormedKey(presented)) throw new InvalidApiKeyError();
   const hash = hashKey(presented);
-  const row = await db
+  const lookup = () => db
     .selectFrom('api_keys as k')
     .innerJoin('users as u', 'u.id', 'k.user_id')
     .innerJoin('workspaces as w', 'w.id', 'k.workspace_id')
@@ -121,6 +122,7 @@ export async function authenticateKey(db: Kysely<Database>, presented: string | 
     ])
     .where('k.hash', '=', hash)
     .executeTakeFirst();
+  const row = memo ? await memo(`key:${hash}`, lookup) : await lookup();
   // The look-up is by hash, so its timing says nothing about the secret; the constant-time
   // compare guards against a store that matched loosely (collation, trailing spaces).
   if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash))) throw new InvalidApiKeyError();

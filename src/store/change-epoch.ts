@@ -1,0 +1,53 @@
+// A cheap "has anything that authentication depends on changed?" signal for the SQLite store,
+// so the hot path can cache key and connection look-ups without ever serving a stale answer:
+//  - PRAGMA data_version changes when ANOTHER connection (the CLI, a second process) commits;
+//  - our own writes to any table but query_history are counted by a Kysely plugin.
+// The epoch is the pair; a cached value is used only while the epoch is unchanged. The
+// PostgreSQL store has no such signal (other processes write through their own pools), so
+// there the epoch is null and nothing is cached.
+import type Database from 'better-sqlite3';
+import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+
+const UNTRACKED = new Set(['query_history']);
+
+function tableOf(node: OperationNode | undefined): string | null {
+  if (!node) return null;
+  const n = node as { kind: string; table?: { identifier?: { name?: string } }; node?: OperationNode; froms?: OperationNode[] };
+  if (n.kind === 'TableNode') return n.table?.identifier?.name ?? null;
+  if (n.kind === 'AliasNode') return tableOf(n.node);
+  if (n.kind === 'FromNode') return tableOf(n.froms?.[0]);
+  return null;
+}
+
+function writtenTable(node: RootOperationNode): string | null | undefined {
+  const n = node as { kind: string; into?: OperationNode; table?: OperationNode; from?: OperationNode };
+  if (n.kind === 'InsertQueryNode') return tableOf(n.into);
+  if (n.kind === 'UpdateQueryNode') return tableOf(n.table);
+  if (n.kind === 'DeleteQueryNode') return tableOf(n.from);
+  return undefined; // not a write
+}
+
+export class ChangeEpoch implements KyselyPlugin {
+  private ownWrites = 0;
+
+  constructor(private readonly handle: Database.Database) {}
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    const table = writtenTable(args.node);
+    if (table !== undefined && !(table && UNTRACKED.has(table))) this.ownWrites++;
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+
+  /** Bumped by schema changes and raw SQL too, which the plugin may not see. */
+  bump(): void {
+    this.ownWrites++;
+  }
+
+  current(): string {
+    return `${this.handle.pragma('data_version', { simple: true })}:${this.ownWrites}`;
+  }
+}
