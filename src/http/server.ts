@@ -27,7 +27,14 @@ export async function startServer(svc: Services, app: FastifyInstance, opts: { h
       svc.logger.info({ running: svc.running.size }, 'shutting down');
       // app.close() stops accepting and waits for in-flight requests; drain() bounds how long
       // their statements may take before they are cancelled, which lets those requests end.
-      await Promise.all([app.close(), svc.running.drain(svc.config.shutdownGraceMs)]);
+      // A keep-alive connection whose request finishes after close() began would hold the
+      // server open for Fastify's 72 s keepAliveTimeout; close such sockets as they go idle.
+      const reaper = setInterval(() => app.server.closeIdleConnections(), 50);
+      try {
+        await Promise.all([app.close(), svc.running.drain(svc.config.shutdownGraceMs)]);
+      } finally {
+        clearInterval(reaper);
+      }
       await closeServices(svc);
       svc.logger.info('stopped');
     })();

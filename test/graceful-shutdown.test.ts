@@ -1,0 +1,55 @@
+// SIGTERM behaviour: stop accepting, let in-flight queries finish within the grace period,
+// cancel the rest on the database, then close pools and the store.
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { startServer } from '../src/http/server.ts';
+import { createHarness, PG_URL } from './support/harness.ts';
+
+async function startWithGrace(graceMs: number) {
+  const h = await createHarness({ DBQ_SHUTDOWN_GRACE_MS: String(graceMs) });
+  await h.call('POST', '/api/connections', h.adminKey, { name: 'pg', url: PG_URL });
+  const server = await startServer(h.svc, h.app, { host: '127.0.0.1', port: 0 });
+  const query = (sql: string) =>
+    fetch(`${server.url}/api/query`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ connectionId: 'pg', sql }),
+    }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  return { h, server, query };
+}
+
+async function backendsRunning(marker: string): Promise<number> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  const r = await c.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()", [`%${marker}%`]);
+  await c.end();
+  return r.rows[0].n;
+}
+
+describe('graceful shutdown', () => {
+  it('lets an in-flight query finish inside the grace period and refuses new connections', async () => {
+    const { server, query } = await startWithGrace(10_000);
+    const inflight = query("SELECT pg_sleep(0.8), 'grace-ok' AS marker");
+    await new Promise((r) => setTimeout(r, 200));
+    const stopped = server.shutdown();
+    const res = await inflight;
+    expect(res.status).toBe(200);
+    expect(res.body.data.rows[0][1]).toBe('grace-ok');
+    await stopped;
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('cancels queries still running when the grace period ends', async () => {
+    const { server, query } = await startWithGrace(300);
+    const marker = `grace_cancel_${Date.now()}`;
+    const inflight = query(`SELECT pg_sleep(30), '${marker}'`);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await backendsRunning(marker)).toBe(1);
+    const started = Date.now();
+    await server.shutdown();
+    expect(Date.now() - started).toBeLessThan(5000);
+    const res = await inflight.catch(() => null);
+    if (res) expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(await backendsRunning(marker)).toBe(0);
+  });
+});
