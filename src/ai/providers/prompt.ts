@@ -1,0 +1,54 @@
+// The instructions and schema text sent to an LLM. The same content goes to every provider;
+// only the envelope differs (OpenAI puts the system text in a message, Anthropic in a field).
+import { dialectLabel } from '../dialect.ts';
+import { extractSqlDetailed } from '../extract-sql.ts';
+import type { ProviderReply, ProviderRequest } from '../generate.ts';
+import { renderSchema, selectRelevantTables } from '../schema-context.ts';
+import { tablesInSql } from '../generate.ts';
+
+export interface ChatTurn {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+export interface PromptParts {
+  system: string;
+  turns: ChatTurn[];
+}
+
+export function buildPrompt(req: ProviderRequest): PromptParts {
+  const dialect = dialectLabel(req.dialect);
+  const statementRule = req.canWrite
+    ? 'Write exactly one SQL statement. Prefer a read (SELECT); write a data-changing statement only when the question explicitly asks to change data.'
+    : 'Write exactly one read-only SELECT statement (WITH … SELECT is fine). Never write INSERT, UPDATE, DELETE, DDL or any statement that changes data or settings: the caller may only read.';
+  const system = [
+    `You translate questions into SQL for a ${dialect} database.`,
+    'Rules:',
+    `- ${statementRule}`,
+    `- Use ${dialect} syntax and functions. Use only the tables and columns in the schema; quote identifiers the way ${dialect} requires.`,
+    '- Sample values listed after a column show how data is spelled; match them exactly in filters.',
+    '- Add LIMIT only when the question asks for a number of rows or a top/first/most item.',
+    '- Answer with the SQL in one ```sql fenced block, then one short sentence explaining what it returns.',
+  ].join('\n');
+  const tables = selectRelevantTables(req.schema, req.prompt);
+  const first: ChatTurn = {
+    role: 'user',
+    content: `Database schema (${dialect}):\n\n${renderSchema(req.schema, { tables })}\n\nQuestion: ${req.prompt}`,
+  };
+  const turns: ChatTurn[] = [first];
+  for (const p of req.previous ?? []) {
+    turns.push({ role: 'assistant', content: '```sql\n' + p.sql + '\n```' });
+    turns.push({
+      role: 'user',
+      content: `That SQL was not accepted: ${p.error}\nFix it and answer again with the corrected SQL in one \`\`\`sql fenced block.`,
+    });
+  }
+  return { system, turns };
+}
+
+/** The model's text → provider reply. */
+export function parseReply(text: string, req: ProviderRequest): ProviderReply {
+  const { sql, prose } = extractSqlDetailed(text);
+  const explanation = prose.replace(/^(explanation|here is|here's)[^:]*:\s*/i, '').slice(0, 500).trim();
+  return { sql, explanation: explanation || 'SQL written by the language model.', tables: sql ? tablesInSql(sql, req.schema) : [] };
+}

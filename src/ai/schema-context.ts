@@ -1,0 +1,173 @@
+// What a SQL generator knows about a connection: its tables (with keys) and a few distinct
+// values of low-cardinality text columns, so "Berlin" or "shipped" can be tied to a column.
+// Gathered once per connection by the caller (who caches it) through a read function, so
+// this module works with every engine and never touches a driver.
+import type { EngineName, SchemaColumn, SchemaTable } from '../engines/engine.ts';
+import { quoteIdent, tableRef } from './dialect.ts';
+
+export interface SchemaContext {
+  engine: EngineName;
+  tables: SchemaTable[];
+  /** Key "table.column" (table name without schema) → distinct values, most frequent first. */
+  samples: Record<string, string[]>;
+}
+
+export type RunRead = (sql: string) => Promise<unknown[][]>;
+
+export interface SampleOptions {
+  /** Values kept per column (default 20). */
+  maxValues?: number;
+  /** Columns with more distinct values than this get none (default 50): names, emails and
+   * free text are not vocabulary. */
+  maxDistinct?: number;
+  /** Rows looked at per table (default 10,000), so sampling a huge table stays cheap; the
+   * values then come from the first rows the engine returns, not the whole table. */
+  scanRows?: number;
+  /** Longest value kept (default 60 characters). */
+  maxLength?: number;
+}
+
+const TEXT_TYPE = /char|text|string|clob|enum|citext|name|varchar|nvarchar/i;
+
+export function isTextType(type: string): boolean {
+  return type.trim() === '' || TEXT_TYPE.test(type);
+}
+export function isNumericType(type: string): boolean {
+  return /int|num|dec|real|float|double|money|serial|number/i.test(type) && !/interval|point/i.test(type);
+}
+export function isDateType(type: string): boolean {
+  return /date|time/i.test(type) && !/interval/i.test(type);
+}
+
+export function sampleKey(table: string, column: string): string {
+  return `${table}.${column}`;
+}
+
+function isKeyColumn(table: SchemaTable, col: SchemaColumn): boolean {
+  return col.primaryKey || table.foreignKeys.some((fk) => fk.columns.includes(col.name));
+}
+
+/**
+ * Distinct values of each text column with at most `maxDistinct` distinct values, at most
+ * `maxValues` of them, most frequent first. One query per column through `runRead`; a column
+ * whose query fails (permissions, odd type) is skipped, not fatal.
+ */
+export async function collectSamples(
+  tables: SchemaTable[],
+  runRead: RunRead,
+  dialect: EngineName,
+  opts: SampleOptions = {},
+): Promise<Record<string, string[]>> {
+  const maxValues = opts.maxValues ?? 20;
+  const maxDistinct = opts.maxDistinct ?? 50;
+  const scanRows = opts.scanRows ?? 10_000;
+  const maxLength = opts.maxLength ?? 60;
+  const samples: Record<string, string[]> = {};
+  for (const table of tables) {
+    for (const col of table.columns) {
+      if (!isTextType(col.type) || isKeyColumn(table, col)) continue;
+      const c = quoteIdent(dialect, col.name);
+      const sql =
+        `SELECT v, COUNT(*) AS n FROM (SELECT ${c} AS v FROM ${tableRef(dialect, table)} LIMIT ${scanRows}) s ` +
+        `WHERE v IS NOT NULL GROUP BY v ORDER BY COUNT(*) DESC, v LIMIT ${maxDistinct + 1}`;
+      let rows: unknown[][];
+      try {
+        rows = await runRead(sql);
+      } catch {
+        continue;
+      }
+      if (rows.length === 0 || rows.length > maxDistinct) continue;
+      const values = rows
+        .map((r) => r[0])
+        .filter((v): v is string => typeof v === 'string' && v.trim() !== '' && v.length <= maxLength)
+        .slice(0, maxValues);
+      if (values.length > 0) samples[sampleKey(table.name, col.name)] = values;
+    }
+  }
+  return samples;
+}
+
+/** Convenience: tables plus their samples. */
+export async function buildSchemaContext(
+  engine: EngineName,
+  tables: SchemaTable[],
+  runRead: RunRead,
+  opts?: SampleOptions,
+): Promise<SchemaContext> {
+  return { engine, tables, samples: await collectSamples(tables, runRead, engine, opts) };
+}
+
+export interface RenderOptions {
+  /** Only these tables (names), e.g. the ones relevant to a question. */
+  tables?: string[];
+  /** Sample values shown per column (default 10). */
+  maxSamples?: number;
+}
+
+/** The schema as CREATE TABLE text with keys and sample values, for LLM prompts. Pure. */
+export function renderSchema(ctx: SchemaContext, opts: RenderOptions = {}): string {
+  const wanted = opts.tables ? new Set(opts.tables) : null;
+  const maxSamples = opts.maxSamples ?? 10;
+  const d = ctx.engine;
+  const out: string[] = [];
+  for (const t of ctx.tables) {
+    if (wanted && !wanted.has(t.name)) continue;
+    const lines: string[] = [];
+    for (const c of t.columns) {
+      let line = `  ${quoteIdent(d, c.name)} ${c.type || 'TEXT'}${c.nullable ? '' : ' NOT NULL'}`;
+      const sample = ctx.samples[sampleKey(t.name, c.name)];
+      if (sample && sample.length > 0) {
+        const shown = sample.slice(0, maxSamples).map((v) => `'${v.replace(/'/g, "''")}'`).join(', ');
+        line += `, -- values: ${shown}${sample.length > maxSamples ? ', …' : ''}`;
+      } else {
+        line += ',';
+      }
+      lines.push(line);
+    }
+    const pk = t.columns.filter((c) => c.primaryKey).map((c) => quoteIdent(d, c.name));
+    if (pk.length > 0) lines.push(`  PRIMARY KEY (${pk.join(', ')}),`);
+    for (const fk of t.foreignKeys) {
+      const ref = tableRef(d, { schema: fk.refSchema, name: fk.refTable });
+      lines.push(
+        `  FOREIGN KEY (${fk.columns.map((c) => quoteIdent(d, c)).join(', ')}) REFERENCES ${ref} (${fk.refColumns.map((c) => quoteIdent(d, c)).join(', ')}),`,
+      );
+    }
+    // Drop the separator after the last element, keeping any trailing comment.
+    const last = lines.length - 1;
+    lines[last] = lines[last].replace(/,(?=( -- .*)?$)/, '');
+    const kind = t.kind === 'view' ? 'VIEW' : 'TABLE';
+    out.push(`CREATE ${kind} ${tableRef(d, t)} (\n${lines.join('\n')}\n);`);
+  }
+  return out.join('\n\n');
+}
+
+/**
+ * Tables worth showing a model for this question: for small schemas all of them; otherwise
+ * those whose names, columns or sample values share a word with the question, plus the tables
+ * their foreign keys connect to. Falls back to all tables when nothing matches.
+ */
+export function selectRelevantTables(ctx: SchemaContext, question: string, maxTables = 30): string[] {
+  if (ctx.tables.length <= maxTables) return ctx.tables.map((t) => t.name);
+  const words = new Set(
+    question.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 2).map((w) => w.replace(/(ies|es|s)$/, '')),
+  );
+  const touches = (text: string): boolean =>
+    text.toLowerCase().split(/[^a-z0-9]+/).some((w) => w.length > 2 && words.has(w.replace(/(ies|es|s)$/, '')));
+  const scored = ctx.tables
+    .map((t) => {
+      let score = touches(t.name) ? 3 : 0;
+      for (const c of t.columns) {
+        if (touches(c.name)) score += 1;
+        for (const v of ctx.samples[sampleKey(t.name, c.name)] ?? []) if (touches(v)) score += 2;
+      }
+      return { t, score };
+    })
+    .filter((s) => s.score > 0)
+    .sort((a, b) => b.score - a.score);
+  if (scored.length === 0) return ctx.tables.slice(0, maxTables).map((t) => t.name);
+  const chosen = new Set(scored.slice(0, maxTables).map((s) => s.t.name));
+  for (const s of scored.slice(0, maxTables)) {
+    for (const fk of s.t.foreignKeys) if (chosen.size < maxTables * 1.5) chosen.add(fk.refTable);
+  }
+  return ctx.tables.filter((t) => chosen.has(t.name)).map((t) => t.name);
+}
