@@ -14,7 +14,7 @@ async function startWithGrace(graceMs: number) {
       method: 'POST',
       headers: { authorization: `Bearer ${h.adminKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ connectionId: 'pg', sql }),
-    }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
   return { h, server, query };
 }
 
