@@ -1,0 +1,130 @@
+// MCP tool-call latency against plain REST, in one process and one run:
+//   node --import tsx bench/mcp.ts [N] [postgres-url]
+// Starts dbq on a temp data dir with a PostgreSQL connection, then times `execute_query
+// SELECT 1` over the HTTP+SSE transport and over Streamable HTTP (the SDK's own clients) and
+// `POST /api/query` with fetch (keep-alive), N sequential calls each after a warm-up. The
+// calls are interleaved one by one (REST, SSE, Streamable, with the order rotating each turn)
+// so drift — GC, the database, other load on the machine — hits all three alike.
+// Target: an MCP tool call costs at most 1.5x the REST call.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { loadConfig } from '../src/config.ts';
+import { createConnection } from '../src/connections/connections.ts';
+import { buildApp } from '../src/http/app.ts';
+import { frontDoors } from '../src/http/front-doors.ts';
+import { closeServices, createServices } from '../src/services.ts';
+import { createApiKey } from '../src/workspaces/api-keys.ts';
+import { createUser } from '../src/workspaces/users.ts';
+import { getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
+
+const N = Number(process.argv[2] ?? 2000);
+const PG_URL = process.argv[3] ?? 'postgres://postgres@127.0.0.1:5432/test';
+const WARMUP = 200;
+
+type Call = () => Promise<void>;
+
+// The SDK's client transports pass one connection-wide AbortSignal to every fetch; undici
+// adds an abort listener per request and drops it only at GC, so a long run piles up
+// thousands (MaxListenersExceededWarning). Each request gets its own signal here, bridged to
+// the transport's — the client-side fix, so the bench times dbq and not that pile-up.
+const isolatedFetch: typeof fetch = async (url, init) => {
+  const parent = init?.signal;
+  if (!parent) return fetch(url, init);
+  const own = new AbortController();
+  const onAbort = () => own.abort(parent.reason);
+  if (parent.aborted) own.abort(parent.reason);
+  else parent.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await fetch(url, { ...init, signal: own.signal });
+  } finally {
+    parent.removeEventListener('abort', onAbort);
+  }
+};
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+}
+
+async function main(): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dbq-bench-mcp-'));
+  const config = loadConfig({ DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'silent' });
+  const svc = await createServices(config);
+  // Unlimited plan: the bench measures latency, not the rate limiter.
+  await setWorkspacePlan(svc.db, 'default', 'enterprise');
+  await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' });
+  const { secret: key } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench' });
+  const ws = await getWorkspace(svc.db, 'default');
+  await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir }, ws.id, { name: 'pg', url: PG_URL });
+  const app = await buildApp(svc, frontDoors());
+  const origin = await app.listen({ port: 0, host: '127.0.0.1' });
+  const headers = { authorization: `Bearer ${key}` };
+  const args = { connectionId: 'pg', sql: 'SELECT 1' };
+
+  const sse = new Client({ name: 'bench-sse', version: '1' });
+  await sse.connect(new SSEClientTransport(new URL(`${origin}/sse`), { requestInit: { headers }, fetch: isolatedFetch }));
+  const streamable = new Client({ name: 'bench-streamable', version: '1' });
+  await streamable.connect(new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { requestInit: { headers }, fetch: isolatedFetch }));
+  // listTools once, as clients do, so the clients validate structuredContent like in real use.
+  await sse.listTools();
+  await streamable.listTools();
+
+  const tool = (client: Client): Call => async () => {
+    const res = await client.callTool({ name: 'execute_query', arguments: args });
+    if (res.isError) throw new Error(JSON.stringify(res.content));
+  };
+  const modes: [string, Call][] = [
+    [
+      'REST POST /api/query',
+      async () => {
+        const res = await fetch(`${origin}/api/query`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(args) });
+        if (res.status !== 200) throw new Error(`REST ${res.status}: ${await res.text()}`);
+        await res.json();
+      },
+    ],
+    ['MCP over SSE', tool(sse)],
+    ['MCP over Streamable HTTP', tool(streamable)],
+  ];
+
+  for (const [, call] of modes) for (let i = 0; i < WARMUP; i++) await call();
+  const samples = new Map<string, number[]>(modes.map(([name]) => [name, []]));
+  for (let i = 0; i < N; i++) {
+    for (let k = 0; k < modes.length; k++) {
+      const [name, call] = modes[(i + k) % modes.length];
+      const t0 = performance.now();
+      await call();
+      samples.get(name)!.push(performance.now() - t0);
+    }
+  }
+
+  const stats = modes.map(([name]) => {
+    const s = [...samples.get(name)!].sort((a, b) => a - b);
+    return { name, n: s.length, p50: quantile(s, 0.5), p99: quantile(s, 0.99), mean: s.reduce((a, b) => a + b, 0) / s.length };
+  });
+  const rest = stats[0];
+  const ms = (v: number) => v.toFixed(3).padStart(8);
+  console.log(`\nexecute_query SELECT 1 on PostgreSQL, ${N} sequential calls per mode after ${WARMUP} warm-up, Node ${process.version}\n`);
+  console.log(`${'mode'.padEnd(26)} ${'n'.padStart(5)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)}  p50 x REST  p99 x REST`);
+  for (const s of stats) {
+    console.log(
+      `${s.name.padEnd(26)} ${String(s.n).padStart(5)} ${ms(s.p50)} ${ms(s.p99)} ${ms(s.mean)}  ${(s.p50 / rest.p50).toFixed(2).padStart(9)}x ${(s.p99 / rest.p99).toFixed(2).padStart(10)}x`,
+    );
+  }
+  const worst = Math.max(...stats.slice(1).map((s) => s.p50 / rest.p50));
+  console.log(`\ntarget: MCP p50 <= 1.5x REST p50 -> ${worst <= 1.5 ? 'met' : 'NOT met'} (worst ${worst.toFixed(2)}x)`);
+
+  await sse.close();
+  await streamable.close();
+  await app.close();
+  await closeServices(svc);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
