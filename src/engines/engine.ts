@@ -66,6 +66,9 @@ export interface StreamOptions extends Omit<ExecuteOptions, 'maxRows' | 'maxByte
 /** A cursor-backed result for exports: rows are pulled, never all held in memory. */
 export interface RowStream {
   columns: Column[];
+  /** Iterate to the end, or stop early with `break` / `return()`: the pooled connection is
+   * held until then. `timeoutMs` bounds the whole stream; a consumer that stalls past it gets
+   * QueryTimeoutError from its next read and the connection is freed. */
   rows: AsyncIterable<unknown[]>;
 }
 

@@ -1,0 +1,363 @@
+// MySQL / MariaDB adapter (mysql2, callback API). Owns: the pool and its error listeners,
+// read-only mode, statement timeout and KILL QUERY, session reset (COM_RESET_CONNECTION),
+// error classification by errno, value encoding.
+//
+// Statements without parameters use the text protocol; with parameters, a server-side
+// prepared statement (COM_STMT_PREPARE/EXECUTE), so values are bound by the server rather
+// than spliced into the text by a client-side formatter. Either way multipleStatements is
+// off: `SELECT 1; DROP TABLE t` is a syntax error at the server.
+
+import mysql from 'mysql2';
+import type { PoolConnection, PoolOptions } from 'mysql2';
+import { ConnectionFailedError, QueryTimeoutError, type DbqError } from '../errors.ts';
+import type { Engine, EngineConfig, ExecuteOptions, ExecuteResult, RowStream, SchemaTable, StreamOptions, TestResult } from './engine.ts';
+import { STATEMENT_TIMEOUT_ERRNOS, classifyMysqlConnectError, classifyMysqlError, errnoOf } from './mysql-errors.ts';
+import { COLUMNS_SQL, FOREIGN_KEYS_SQL, TABLES_SQL, assembleTables } from './mysql-introspect.ts';
+import { execute, query, runStatement } from './mysql-statement.ts';
+import { openStatementStream } from './mysql-stream.ts';
+import { Slots } from './slots.ts';
+import { StatementWatch, settleWithin } from './statement-watch.ts';
+
+const BACKSTOP_MS = 250;
+const CANCEL_GRACE_MS = 2_000;
+const RESET_TIMEOUT_MS = 5_000;
+const CATALOG_TIMEOUT_MS = 15_000;
+
+type Flavour = 'mariadb' | 'mysql';
+
+export interface MysqlSession {
+  conn: PoolConnection;
+  watch: StatementWatch;
+  timeoutMs: number;
+  /** Runs after the watch abandoned the connection (a stream ends its iterator here). */
+  onAbandon: (() => void) | null;
+  ended: Promise<void>;
+  /** end() in the background: the answer does not wait for the session reset, the next
+   * request does (the slot is freed only after it). */
+  release(): void;
+  /** Kill the running statement (a truncated result); awaited before the connection is reused. */
+  kill(): void;
+  /** Destroy the connection on end instead of resetting it. */
+  discard(): void;
+  end(): Promise<void>;
+}
+
+interface SessionOptions {
+  readOnly: boolean;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export function createMysqlEngine(config: EngineConfig): Engine {
+  return new MysqlEngine(config);
+}
+
+class MysqlEngine implements Engine {
+  readonly name = 'mysql' as const;
+  readonly capabilities = { placeholder: '?', hasSchemas: false } as const;
+  private readonly config: EngineConfig;
+  private readonly slots: Slots;
+  private readonly sessions = new Set<MysqlSession>();
+  private readonly broken = new WeakSet<PoolConnection>();
+  private pool: mysql.Pool | null = null;
+  private flavour: Flavour | null = null;
+  private closing: Promise<void> | null = null;
+
+  constructor(config: EngineConfig) {
+    this.config = config;
+    this.slots = new Slots(config.maxConnections);
+  }
+
+  async execute(opts: ExecuteOptions): Promise<ExecuteResult> {
+    const session = await this.open(opts);
+    try {
+      const result = await session.watch.run(runStatement(session, opts));
+      if (session.watch.reason) throw session.watch.error();
+      return result;
+    } catch (err) {
+      throw this.classify(err, session);
+    } finally {
+      session.release();
+    }
+  }
+
+  async stream(opts: StreamOptions): Promise<RowStream> {
+    const session = await this.open(opts);
+    try {
+      return await openStatementStream(session, opts, (err) => this.classify(err, session));
+    } catch (err) {
+      await session.end();
+      throw this.classify(err, session);
+    }
+  }
+
+  async validate(sql: string): Promise<void> {
+    // COM_STMT_PREPARE parses and resolves names without running anything (EXPLAIN covers
+    // only SELECT/DML) and accepts exactly one statement. Not in a read-only session: MariaDB
+    // refuses even to prepare a write there, and a valid INSERT must validate.
+    const session = await this.open({ readOnly: false, timeoutMs: CATALOG_TIMEOUT_MS });
+    try {
+      await session.watch.run(
+        new Promise<void>((resolve, reject) =>
+          session.conn.prepare(sql, (err, statement) => {
+            if (err) return reject(err);
+            statement.close();
+            resolve();
+          }),
+        ),
+      );
+    } catch (err) {
+      throw this.classify(err, session);
+    } finally {
+      session.release();
+    }
+  }
+
+  async test(timeoutMs: number): Promise<TestResult> {
+    let conn: mysql.Connection | null = null;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      conn = mysql.createConnection({ ...this.connectionOptions(), connectTimeout: timeoutMs });
+      const c = conn;
+      c.on('error', () => {});
+      const work = query(c, 'SELECT VERSION()').then((rows) => ({ serverVersion: shortVersion(String((rows as unknown[][])[0][0])) }));
+      work.catch(() => {});
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          c.destroy();
+          reject(new ConnectionFailedError(`timed out after ${timeoutMs} ms`));
+        }, timeoutMs);
+      });
+      return await Promise.race([work, deadline]);
+    } catch (err) {
+      throw classifyMysqlConnectError(err, this.config.password);
+    } finally {
+      clearTimeout(timer);
+      conn?.end(() => {});
+    }
+  }
+
+  async listTables(schema?: string): Promise<SchemaTable[]> {
+    const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
+    try {
+      const run = (sql: string) => session.watch.run(execute(session.conn, sql, [schema ?? null]));
+      const tables = await run(TABLES_SQL);
+      const columns = await run(COLUMNS_SQL);
+      const keys = await run(FOREIGN_KEYS_SQL);
+      return assembleTables(tables, columns, keys);
+    } catch (err) {
+      throw this.classify(err, session);
+    } finally {
+      session.release();
+    }
+  }
+
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.slots.close(new ConnectionFailedError('the connection was closed'));
+    const sessions = [...this.sessions];
+    for (const session of sessions) session.watch.stop('canceled');
+    const pool = this.pool;
+    this.closing = (async () => {
+      // Killed statements end within the watch's grace; mysql2's pool.end() would otherwise
+      // close connections still in use.
+      await settleWithin(Promise.all(sessions.map((s) => s.ended)), CANCEL_GRACE_MS + RESET_TIMEOUT_MS);
+      if (pool) await settleWithin(new Promise<void>((resolve) => pool.end(() => resolve())), RESET_TIMEOUT_MS);
+    })();
+    return this.closing;
+  }
+
+  private connectionOptions(): PoolOptions {
+    const { host, port, database, user, password, ssl } = this.config;
+    return {
+      host: host || 'localhost',
+      port: port ?? 3306,
+      user: user ?? '',
+      password: password ?? '',
+      database,
+      // ssl: verify the chain and host name against the system CAs (VERIFY_IDENTITY); no
+      // client keys or CA files from records.
+      ssl: ssl ? { rejectUnauthorized: true, minVersion: 'TLSv1.2' } : undefined,
+      connectTimeout: this.config.connectTimeoutMs,
+      charset: 'UTF8MB4_UNICODE_CI',
+      multipleStatements: false,
+      // No LOAD DATA LOCAL INFILE: a hostile server could otherwise ask for any local file.
+      flags: ['-LOCAL_FILES'],
+      infileStreamFactory: undefined,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      decimalNumbers: false,
+      dateStrings: true,
+      rowsAsArray: true,
+      enableKeepAlive: true,
+    };
+  }
+
+  private getPool(): mysql.Pool {
+    if (this.closing) throw new ConnectionFailedError('the connection was closed');
+    if (this.pool) return this.pool;
+    const pool = mysql.createPool({
+      ...this.connectionOptions(),
+      connectionLimit: this.config.maxConnections,
+      maxIdle: this.config.maxConnections,
+      idleTimeout: 30_000,
+      waitForConnections: true,
+      queueLimit: 0,
+    });
+    // mysql2's PoolConnection listens with once('error'): a second error on a dropped idle
+    // connection would be unhandled and end the process. Listen for good, and mark the
+    // connection so it is destroyed rather than reused.
+    pool.on('error', () => {});
+    pool.on('connection', (conn) => {
+      conn.on('error', () => this.broken.add(conn));
+    });
+    this.pool = pool;
+    return pool;
+  }
+
+  private async open(opts: SessionOptions): Promise<MysqlSession> {
+    const releaseSlot = await this.slots.acquire(this.config.acquireTimeoutMs, opts.signal);
+    for (let attempt = 1; ; attempt++) {
+      let conn: PoolConnection;
+      try {
+        conn = await new Promise<PoolConnection>((resolve, reject) =>
+          this.getPool().getConnection((err, c) => (err ? reject(err) : resolve(c))),
+        );
+      } catch (err) {
+        releaseSlot();
+        throw classifyMysqlConnectError(err, this.config.password);
+      }
+      const session = this.startSession(conn, opts);
+      try {
+        await session.watch.run(this.beginSession(conn, session.timeoutMs, opts.readOnly));
+        session.ended.then(releaseSlot, releaseSlot);
+        return session;
+      } catch (err) {
+        await session.end();
+        const classified = this.classify(err, session);
+        // A pooled connection the server dropped while idle, before its error event arrived:
+        // nothing has run yet, so one more try on a new connection is safe.
+        if (attempt === 1 && classified instanceof ConnectionFailedError && !session.watch.reason) continue;
+        releaseSlot();
+        throw classified;
+      }
+    }
+  }
+
+  private startSession(conn: PoolConnection, opts: SessionOptions): MysqlSession {
+    const timeoutMs = Math.max(1, Math.floor(opts.timeoutMs));
+    let pendingKill: Promise<void> = Promise.resolve();
+    let discarded = false;
+    let finished: () => void = () => {};
+    const session: MysqlSession = {
+      conn,
+      timeoutMs,
+      onAbandon: null,
+      watch: new StatementWatch({
+        timeoutMs,
+        backstopMs: BACKSTOP_MS,
+        graceMs: CANCEL_GRACE_MS,
+        signal: opts.signal,
+        cancel: () => this.killQuery(conn.threadId),
+        abandon: () => {
+          conn.destroy();
+          session.onAbandon?.();
+        },
+      }),
+      ended: new Promise<void>((resolve) => (finished = resolve)),
+      release: () => {
+        session.end().catch(() => {});
+      },
+      kill: () => {
+        pendingKill = this.killQuery(conn.threadId).catch(() => {});
+      },
+      discard: () => {
+        discarded = true;
+        conn.destroy();
+      },
+      end: async () => {
+        if (!this.sessions.delete(session)) return session.ended;
+        await session.watch.finish();
+        await pendingKill;
+        await this.release(conn, opts.readOnly, session.watch.abandoned || discarded);
+        finished();
+      },
+    };
+    this.sessions.add(session);
+    return session;
+  }
+
+  private async beginSession(conn: PoolConnection, timeoutMs: number, readOnly: boolean): Promise<void> {
+    if (!this.flavour) {
+      const rows = (await query(conn, 'SELECT VERSION()')) as unknown[][];
+      this.flavour = /mariadb/i.test(String(rows[0][0])) ? 'mariadb' : 'mysql';
+    }
+    // One SET for the session: UTC for TIMESTAMP, the server-side timeout (MariaDB:
+    // max_statement_time in seconds, any statement; MySQL: max_execution_time in ms, SELECT
+    // only, the KILL QUERY backstop covers the rest) and, for reads, a read-only session:
+    // START TRANSACTION READ ONLY alone lets DDL through on MariaDB, whose implicit commit
+    // ends the read-only transaction before the DDL runs.
+    const mariadb = this.flavour === 'mariadb';
+    const parts = ['NAMES utf8mb4 COLLATE utf8mb4_unicode_ci', "time_zone = '+00:00'"];
+    parts.push(mariadb ? `SESSION max_statement_time = ${(timeoutMs / 1000).toFixed(3)}` : `SESSION max_execution_time = ${timeoutMs}`);
+    if (readOnly) parts.push(mariadb ? 'SESSION tx_read_only = 1' : 'SESSION transaction_read_only = 1');
+    await query(conn, `SET ${parts.join(', ')}`);
+    if (readOnly) await query(conn, 'START TRANSACTION READ ONLY');
+  }
+
+  /** Rolls back a read-only transaction and resets the session (COM_RESET_CONNECTION: user
+   * variables, SET SESSION, temporary tables, GET_LOCK locks, prepared statements, open
+   * transactions) before the connection is reused; a connection that cannot be reset is
+   * destroyed. */
+  private async release(conn: PoolConnection, readOnly: boolean, abandoned: boolean): Promise<void> {
+    let destroy = abandoned || this.broken.has(conn);
+    if (!destroy) {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const rollback = readOnly ? query(conn, 'ROLLBACK') : Promise.resolve();
+        const reset = new Promise<void>((resolve, reject) => conn.reset((err) => (err ? reject(err) : resolve())));
+        rollback.catch(() => {});
+        reset.catch(() => {});
+        await Promise.race([
+          Promise.all([rollback, reset]),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error('session reset timed out')), RESET_TIMEOUT_MS);
+          }),
+        ]);
+      } catch {
+        destroy = true;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    if (destroy || this.broken.has(conn)) conn.destroy();
+    else conn.release();
+  }
+
+  private classify(err: unknown, session: MysqlSession): DbqError {
+    if (session.watch.reason) return session.watch.error();
+    const errno = errnoOf(err);
+    if (errno !== null && STATEMENT_TIMEOUT_ERRNOS.has(errno)) return new QueryTimeoutError(session.timeoutMs);
+    return classifyMysqlError(err, this.config.password);
+  }
+
+  /** KILL QUERY from a separate connection: the pool may be exhausted, and the busy
+   * connection cannot take another command until the current one ends. */
+  private killQuery(threadId: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const side = mysql.createConnection(this.connectionOptions());
+      side.on('error', () => {});
+      side.query(`KILL QUERY ${Math.floor(Number(threadId))}`, (err) => {
+        side.end(() => {});
+        if (err) reject(err);
+        else resolve();
+      });
+    });
+  }
+}
+
+/** `10.11.19-MariaDB-0+deb12u1` → `MariaDB 10.11.19`; `8.0.36` → `MySQL 8.0.36`. */
+function shortVersion(version: string): string {
+  const number = /^\d+(?:\.\d+)*/.exec(version)?.[0] ?? version;
+  return `${/mariadb/i.test(version) ? 'MariaDB' : 'MySQL'} ${number}`;
+}

@@ -1,0 +1,415 @@
+// PostgreSQL adapter (node-postgres). Owns: the pool and its error listeners, read-only mode,
+// statement timeout and cancel, session reset, error classification, value encoding.
+//
+// Every statement goes through a portal (pg-query-stream's cursor = extended protocol), so
+// `SELECT 1; DROP TABLE t` is refused by the server ("cannot insert multiple commands into a
+// prepared statement") whatever the parser guard decided, and maxRows is read with a row
+// limit rather than by fetching everything.
+
+import pg from 'pg';
+import { ConnectionFailedError, QueryTimeoutError, type DbqError } from '../errors.ts';
+import type {
+  Engine,
+  EngineConfig,
+  ExecuteOptions,
+  ExecuteResult,
+  RowStream,
+  SchemaTable,
+  StreamOptions,
+  TestResult,
+} from './engine.ts';
+import { classifyPostgresConnectError, classifyPostgresError, sqlStateOf } from './postgres-errors.ts';
+import {
+  TEXT_TYPES,
+  batchSize,
+  closeCursor,
+  columnsOf,
+  decodeRow,
+  openCursor,
+  readCursor,
+  readRows,
+  type Cursor,
+  type RawRow,
+} from './postgres-cursor.ts';
+import { readTables } from './postgres-introspect.ts';
+import { PostgresTypes } from './postgres-types.ts';
+import type { PgType } from './postgres-values.ts';
+import { createRowIterable } from './row-stream.ts';
+import { Slots } from './slots.ts';
+import { StatementWatch, settleWithin } from './statement-watch.ts';
+
+// Startup parameters, so they are the session's defaults: DISCARD ALL / RESET ALL return to
+// them, and the value decoder can rely on the text formats (UTC timestamptz, ISO dates, hex
+// bytea, shortest-exact floats).
+const SESSION_OPTIONS =
+  '-c TimeZone=UTC -c DateStyle=ISO,MDY -c IntervalStyle=postgres -c bytea_output=hex -c extra_float_digits=1';
+
+/** DISCARD ALL cannot run inside a transaction block, not even after ROLLBACK in the same
+ * simple query; its documented equivalent can, saving a round trip after every read. */
+const ROLLBACK_AND_DISCARD =
+  'ROLLBACK; CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; DEALLOCATE ALL; UNLISTEN *; ' +
+  'SELECT pg_advisory_unlock_all(); DISCARD PLANS; DISCARD TEMP; DISCARD SEQUENCES';
+
+const BACKSTOP_MS = 250;
+const CANCEL_GRACE_MS = 2_000;
+const RESET_TIMEOUT_MS = 5_000;
+const CATALOG_TIMEOUT_MS = 15_000;
+
+interface Session {
+  client: pg.PoolClient;
+  watch: StatementWatch;
+  timeoutMs: number;
+  /** Runs after the watch abandoned the connection (a stream ends its iterator here). */
+  onAbandon: (() => void) | null;
+  /** Reset and return the connection, then free the slot; idempotent. */
+  end(): Promise<void>;
+  ended: Promise<void>;
+  /** end() in the background: the answer does not wait for the session reset, the next
+   * request does (the slot is freed only after it). */
+  release(): void;
+}
+
+interface SessionOptions {
+  readOnly: boolean;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export function createPostgresEngine(config: EngineConfig): Engine {
+  return new PostgresEngine(config);
+}
+
+class PostgresEngine implements Engine {
+  readonly name = 'postgres' as const;
+  readonly capabilities = { placeholder: '$n', hasSchemas: true } as const;
+  private readonly config: EngineConfig;
+  private readonly slots: Slots;
+  private readonly types = new PostgresTypes();
+  private readonly sessions = new Set<Session>();
+  private readonly broken = new WeakSet<pg.ClientBase>();
+  private pool: pg.Pool | null = null;
+  private closing: Promise<void> | null = null;
+
+  constructor(config: EngineConfig) {
+    this.config = config;
+    this.slots = new Slots(config.maxConnections);
+  }
+
+  async execute(opts: ExecuteOptions): Promise<ExecuteResult> {
+    const session = await this.open(opts);
+    try {
+      const raw = await session.watch.run(readRows(session.client, opts));
+      const types = await session.watch.run(this.types.resolve(raw.fields, (text, values) => session.client.query(text, values)));
+      if (session.watch.reason) throw session.watch.error();
+      const returnsRows = raw.fields.length > 0;
+      return {
+        columns: columnsOf(raw.fields, types),
+        rows: raw.rows.map((row) => decodeRow(row, types)),
+        rowCount: raw.rows.length,
+        truncated: raw.truncated,
+        affectedRows: returnsRows ? null : (raw.rowCount ?? 0),
+      };
+    } catch (err) {
+      throw this.classify(err, session);
+    } finally {
+      session.release();
+    }
+  }
+
+  async stream(opts: StreamOptions): Promise<RowStream> {
+    const session = await this.open(opts);
+    let cursor: Cursor;
+    let first: RawRow[];
+    let types: PgType[];
+    let fields: pg.FieldDef[];
+    try {
+      const open = openCursor(session.client, opts.sql, opts.params);
+      cursor = open.cursor;
+      first = await session.watch.run(readCursor(cursor, batchSize(opts.maxRows)));
+      fields = open.result().fields;
+      // The session's connection is busy with the open portal: unknown OIDs are looked up on a
+      // short-lived side connection (once per pool per OID).
+      types = await session.watch.run(this.types.resolve(fields, (text, values) => this.withSideClient((c) => c.query(text, values))));
+    } catch (err) {
+      await session.end();
+      throw this.classify(err, session);
+    }
+    let pending: RawRow[] | null = first;
+    const { rows, abort } = createRowIterable(
+      {
+        pull: async () => {
+          if (pending) {
+            const batch = pending;
+            pending = null;
+            return batch.length ? batch.map((row) => decodeRow(row, types)) : null;
+          }
+          if (cursor.state === 'done') return null;
+          try {
+            const batch = await session.watch.run(readCursor(cursor, batchSize(opts.maxRows)));
+            if (session.watch.reason) throw session.watch.error();
+            return batch.length ? batch.map((row) => decodeRow(row, types)) : null;
+          } catch (err) {
+            throw this.classify(err, session);
+          }
+        },
+        cleanup: async () => {
+          // An abandoned connection would never answer the portal Close.
+          if (!session.watch.abandoned) await closeCursor(cursor).catch(() => {});
+          await session.end();
+        },
+      },
+      opts.maxRows,
+    );
+    // A consumer that stops pulling still gets its timeout: the watch abandons the connection,
+    // and the stream ends with the timeout error instead of holding the slot forever.
+    session.onAbandon = () => abort(session.watch.error());
+    return { columns: columnsOf(fields, types), rows };
+  }
+
+  async validate(sql: string): Promise<void> {
+    const prefix = 'EXPLAIN ';
+    const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
+    try {
+      // EXPLAIN plans without running; the read-only transaction and the portal (one
+      // statement only) keep `EXPLAIN ANALYZE DELETE …` or a second statement harmless.
+      await session.watch.run(readRows(session.client, { sql: prefix + sql, params: [], maxRows: 1000, maxBytes: Infinity }));
+    } catch (err) {
+      const classified = this.classify(err, session);
+      const position = classified.details?.position;
+      if (typeof position === 'number' && classified.details) {
+        (classified.details as Record<string, unknown>).position = position > prefix.length ? position - prefix.length : null;
+      }
+      throw classified;
+    } finally {
+      session.release();
+    }
+  }
+
+  async test(timeoutMs: number): Promise<TestResult> {
+    let client: pg.Client | null = null;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      client = new pg.Client({ ...this.clientConfig(), connectionTimeoutMillis: timeoutMs });
+      const c = client;
+      c.on('error', () => {});
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          destroyClient(c);
+          reject(new ConnectionFailedError(`timed out after ${timeoutMs} ms`));
+        }, timeoutMs);
+      });
+      const work = (async () => {
+        await c.connect();
+        const result = await c.query<{ version: string }>('SELECT version() AS version');
+        return { serverVersion: shortVersion(result.rows[0]?.version ?? '') };
+      })();
+      work.catch(() => {});
+      return await Promise.race([work, deadline]);
+    } catch (err) {
+      throw classifyPostgresConnectError(err, this.config.password);
+    } finally {
+      clearTimeout(timer);
+      client?.end().catch(() => {});
+    }
+  }
+
+  async listTables(schema?: string): Promise<SchemaTable[]> {
+    const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
+    try {
+      return await session.watch.run(readTables((text, values) => session.client.query(text, values), schema ?? null));
+    } catch (err) {
+      throw this.classify(err, session);
+    } finally {
+      session.release();
+    }
+  }
+
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.slots.close(new ConnectionFailedError('the connection was closed'));
+    const sessions = [...this.sessions];
+    for (const session of sessions) session.watch.stop('canceled');
+    const pool = this.pool;
+    this.closing = (async () => {
+      // Cancelled statements end within the watch's grace; then the pool can end.
+      await settleWithin(Promise.all(sessions.map((s) => s.ended)), CANCEL_GRACE_MS + RESET_TIMEOUT_MS);
+      if (pool) await settleWithin(pool.end(), RESET_TIMEOUT_MS);
+    })();
+    return this.closing;
+  }
+
+  private clientConfig(): pg.ClientConfig {
+    const { host, port, database, user, password, ssl } = this.config;
+    if (!user) throw new ConnectionFailedError('no user given');
+    return {
+      // Every field explicit: node-postgres falls back to PG* environment variables and
+      // ~/.pgpass for missing or empty ones, which would hand the operator's credentials to
+      // whatever host a connection record names. The password is a function so an empty one
+      // stays empty.
+      host: host || 'localhost',
+      port: port ?? 5432,
+      database,
+      user,
+      password: () => password ?? '',
+      // ssl: verify the certificate chain and host name against the system CAs (libpq's
+      // verify-full); no client keys or CA files from records.
+      ssl: ssl ? { rejectUnauthorized: true, servername: host && !/^[\d.:]+$/.test(host) ? host : undefined } : false,
+      sslnegotiation: 'postgres',
+      application_name: 'dbq',
+      client_encoding: 'UTF8',
+      options: SESSION_OPTIONS,
+      connectionTimeoutMillis: this.config.connectTimeoutMs,
+      keepAlive: true,
+      types: TEXT_TYPES,
+    };
+  }
+
+  private getPool(): pg.Pool {
+    if (this.closing) throw new ConnectionFailedError('the connection was closed');
+    if (this.pool) return this.pool;
+    const pool = new pg.Pool({
+      ...this.clientConfig(),
+      max: this.config.maxConnections,
+      idleTimeoutMillis: 30_000,
+      allowExitOnIdle: true,
+    });
+    // node-postgres re-emits an idle client's socket error on the pool; unlistened, it kills the
+    // process (node-postgres #2386, dbhub #422). pg-pool already dropped the client.
+    pool.on('error', () => {});
+    // A checked-out client has no pool listener at all; mark it so release destroys it.
+    pool.on('connect', (client) => {
+      client.on('error', () => this.broken.add(client));
+    });
+    this.pool = pool;
+    return pool;
+  }
+
+  private async open(opts: SessionOptions): Promise<Session> {
+    const releaseSlot = await this.slots.acquire(this.config.acquireTimeoutMs, opts.signal);
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.getPool().connect();
+      } catch (err) {
+        releaseSlot();
+        throw classifyPostgresConnectError(err, this.config.password);
+      }
+      const session = this.startSession(client, opts);
+      try {
+        // The database enforces the timeout; SET LOCAL dies with the transaction, the session
+        // SET is undone by DISCARD ALL on release.
+        const begin = opts.readOnly
+          ? `BEGIN READ ONLY; SET LOCAL statement_timeout = ${session.timeoutMs}`
+          : `SET statement_timeout = ${session.timeoutMs}`;
+        await session.watch.run(client.query(begin));
+        session.ended.then(releaseSlot, releaseSlot);
+        return session;
+      } catch (err) {
+        await session.end();
+        const classified = this.classify(err, session);
+        // A pooled connection the server dropped while idle, before its error event arrived:
+        // nothing has run yet, so one more try on a new connection is safe.
+        if (attempt === 1 && classified instanceof ConnectionFailedError && !session.watch.reason) continue;
+        releaseSlot();
+        throw classified;
+      }
+    }
+  }
+
+  private startSession(client: pg.PoolClient, opts: SessionOptions): Session {
+    const timeoutMs = Math.max(1, Math.floor(opts.timeoutMs));
+    let finished: () => void = () => {};
+    const session: Session = {
+      client,
+      timeoutMs,
+      onAbandon: null,
+      watch: new StatementWatch({
+        timeoutMs,
+        backstopMs: BACKSTOP_MS,
+        graceMs: CANCEL_GRACE_MS,
+        signal: opts.signal,
+        cancel: () => this.cancelBackend(backendPid(client)),
+        abandon: () => {
+          destroyClient(client);
+          session.onAbandon?.();
+        },
+      }),
+      ended: new Promise<void>((resolve) => (finished = resolve)),
+      release: () => {
+        session.end().catch(() => {});
+      },
+      end: async () => {
+        if (!this.sessions.delete(session)) return session.ended;
+        await session.watch.finish();
+        await this.release(client, session.watch.abandoned);
+        finished();
+      },
+    };
+    this.sessions.add(session);
+    return session;
+  }
+
+  /** Hands the client back clean: a failed or read-only transaction is rolled back and the
+   * session state (SET, SET ROLE, temp tables, advisory locks, prepared statements, LISTEN) is
+   * discarded before anyone else can get it; a client that cannot be reset is destroyed. */
+  private async release(client: pg.PoolClient, abandoned: boolean): Promise<void> {
+    let destroy = abandoned || this.broken.has(client);
+    if (!destroy) {
+      const reset = client.getTransactionStatus() === 'I' ? 'DISCARD ALL' : ROLLBACK_AND_DISCARD;
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          client.query(reset),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error('session reset timed out')), RESET_TIMEOUT_MS);
+          }),
+        ]);
+      } catch {
+        destroy = true;
+        destroyClient(client);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    client.release(destroy || this.broken.has(client));
+  }
+
+  private classify(err: unknown, session: Session): DbqError {
+    if (session.watch.reason) return session.watch.error();
+    if (sqlStateOf(err) === '57014') return new QueryTimeoutError(session.timeoutMs);
+    return classifyPostgresError(err, this.config.password);
+  }
+
+  /** pg_cancel_backend from a separate connection: the pool may be exhausted, and the busy
+   * connection cannot take another statement until the current one ends. */
+  private async cancelBackend(pid: number): Promise<void> {
+    await this.withSideClient((c) => c.query('SELECT pg_cancel_backend($1)', [pid]));
+  }
+
+  private async withSideClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+    const client = new pg.Client(this.clientConfig());
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      return await work(client);
+    } finally {
+      client.end().catch(() => {});
+    }
+  }
+}
+
+/** `PostgreSQL 15.20 (Debian 15.20-0+deb12u1) on x86_64-pc-linux-gnu, …` → `PostgreSQL 15.20`. */
+function shortVersion(version: string): string {
+  const m = /^(\S+) (\d+(?:\.\d+)*\w*)/.exec(version);
+  return m ? `${m[1]} ${m[2]}` : version.split(',')[0];
+}
+
+function backendPid(client: pg.ClientBase): number {
+  return (client as unknown as { processID: number }).processID;
+}
+
+/** node-postgres has no public "drop this connection now": end() waits for the server. */
+function destroyClient(client: pg.ClientBase): void {
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+}
+

@@ -1,0 +1,263 @@
+// The SQLite statement runner: one child process per pooled "connection", forked by
+// sqlite.ts. better-sqlite3 is synchronous and has no interrupt API, and a worker thread
+// cannot be stopped while it is inside sqlite3_step (an endless `WITH RECURSIVE` never comes
+// back to JavaScript), so a timeout or cancel SIGKILLs this process; sqlite's journal makes
+// the kill safe for the database file. Plain .mjs so the child starts without a TypeScript
+// loader (~120 ms instead of ~300 ms after every kill).
+//
+// Protocol (IPC, serialization 'advanced'): the parent sends {id, op, ...}, the child answers
+// {id, ok: true, result} or {id, ok: false, error: {kind, code, message}} where kind is
+// 'permission' | 'open' | 'sqlite' | 'driver'. The child announces itself with {ready: true}.
+// Values are encoded here per the API contract: INTEGER past 2^53 → string, BLOB → base64,
+// ±Infinity → string.
+
+import Database from 'better-sqlite3';
+
+const file = process.argv[2];
+
+/** The read-only handle is kept between reads; anything that could leave state behind on it
+ * (a non-row statement such as BEGIN, ATTACH or a PRAGMA assignment, an open transaction)
+ * closes it. Writes get a fresh handle each time, closed afterwards: temp tables, PRAGMAs,
+ * ATTACHed databases and open transactions die with it. */
+let readHandle = null;
+/** The one open stream cursor: {db, readOnly, stmt, iterator, budget}. */
+let cursor = null;
+
+class RunnerError extends Error {
+  constructor(kind, message, code = null) {
+    super(message);
+    this.kind = kind;
+    this.code = code;
+  }
+}
+
+function open(readOnly) {
+  try {
+    if (!readOnly) return new Database(file, { fileMustExist: true });
+    if (!readHandle) {
+      readHandle = new Database(file, { readonly: true, fileMustExist: true });
+      readHandle.pragma('query_only = 1');
+    }
+    return readHandle;
+  } catch (err) {
+    throw new RunnerError('open', err.message, err.code ?? null);
+  }
+}
+
+function done(db, readOnly, keep) {
+  if (!readOnly) {
+    db.close();
+  } else if (!keep || db.inTransaction) {
+    db.close();
+    if (db === readHandle) readHandle = null;
+  }
+}
+
+function bind(params) {
+  return params.map((p) => {
+    if (typeof p === 'boolean') return p ? 1 : 0;
+    if (typeof p === 'number' && Number.isSafeInteger(p)) return BigInt(p);
+    if (p !== null && typeof p === 'object') return JSON.stringify(p);
+    return p;
+  });
+}
+
+function encode(value) {
+  switch (typeof value) {
+    case 'bigint':
+      return value >= -9007199254740991n && value <= 9007199254740991n ? Number(value) : value.toString();
+    case 'number':
+      return Number.isFinite(value) ? value : String(value);
+    case 'object':
+      if (value === null) return null;
+      return Buffer.from(value).toString('base64');
+    default:
+      return value;
+  }
+}
+
+function size(row) {
+  let n = 2;
+  for (const v of row) n += v === null ? 5 : typeof v === 'string' ? v.length + 3 : 12;
+  return n;
+}
+
+function prepare(db, sql, readOnly, timeoutMs) {
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(timeoutMs))}`);
+  const stmt = db.prepare(sql);
+  if (readOnly && !stmt.readonly) throw new RunnerError('permission', 'statement is not read-only');
+  return stmt;
+}
+
+function columnsOf(stmt) {
+  return stmt.columns().map((c) => ({ name: c.name, type: c.type ?? '' }));
+}
+
+/** Reads up to `limit` rows within `maxBytes`; `more` says rows were left. */
+function readBatch(iterator, limit, maxBytes) {
+  const rows = [];
+  let bytes = 0;
+  for (;;) {
+    if (rows.length >= limit) return { rows, more: true, bytes };
+    const next = iterator.next();
+    if (next.done) return { rows, more: false, bytes };
+    const row = next.value.map(encode);
+    const s = size(row);
+    if (bytes + s > maxBytes) {
+      return { rows, more: true, bytes };
+    }
+    bytes += s;
+    rows.push(row);
+  }
+}
+
+const handlers = {
+  execute({ sql, params, readOnly, maxRows, maxBytes, timeoutMs }) {
+    const db = open(readOnly);
+    let keep = false;
+    try {
+      const stmt = prepare(db, sql, readOnly, timeoutMs);
+      if (!stmt.reader) {
+        const info = stmt.run(...bind(params));
+        return { columns: [], rows: [], truncated: false, affectedRows: info.changes };
+      }
+      keep = true;
+      stmt.safeIntegers(true).raw(true);
+      const iterator = stmt.iterate(...bind(params));
+      try {
+        const { rows, more } = readBatch(iterator, maxRows, maxBytes);
+        // One row past maxRows tells whether the result was cut.
+        const truncated = more && (rows.length < maxRows || !iterator.next().done);
+        return { columns: columnsOf(stmt), rows, truncated, affectedRows: null };
+      } finally {
+        iterator.return();
+      }
+    } finally {
+      done(db, readOnly, keep);
+    }
+  },
+
+  streamOpen({ sql, params, readOnly, timeoutMs, batch }) {
+    const db = open(readOnly);
+    try {
+      const stmt = prepare(db, sql, readOnly, timeoutMs);
+      if (!stmt.reader) {
+        stmt.run(...bind(params));
+        done(db, readOnly, false);
+        return { columns: [], rows: [], more: false };
+      }
+      stmt.safeIntegers(true).raw(true);
+      cursor = { db, readOnly, iterator: stmt.iterate(...bind(params)) };
+      const first = readBatch(cursor.iterator, batch, Infinity);
+      if (!first.more) closeCursor();
+      return { columns: columnsOf(stmt), rows: first.rows, more: first.more };
+    } catch (err) {
+      if (!cursor) done(db, readOnly, false);
+      throw err;
+    }
+  },
+
+  streamNext({ batch }) {
+    if (!cursor) return { rows: [], more: false };
+    const next = readBatch(cursor.iterator, batch, Infinity);
+    if (!next.more) closeCursor();
+    return next;
+  },
+
+  streamClose() {
+    closeCursor();
+    return null;
+  },
+
+  validate({ sql }) {
+    // prepare() compiles against the schema without running anything; one statement only.
+    open(true).prepare(sql);
+    return null;
+  },
+
+  listTables() {
+    const db = open(true);
+    const tables = db
+      .prepare(
+        /* SQL */ `SELECT name, type FROM sqlite_master
+         WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`,
+      )
+      .all();
+    const columnsOf = db.prepare(/* SQL */ `SELECT name, type, "notnull" AS nn, pk FROM pragma_table_info(?) ORDER BY cid`);
+    const keysOf = db.prepare(/* SQL */ `SELECT id, seq, "table" AS ref, "from" AS col, "to" AS refcol FROM pragma_foreign_key_list(?) ORDER BY id, seq`);
+    return tables.map((t) => {
+      const columns = columnsOf.all(t.name).map((c) => ({
+        name: c.name,
+        type: c.type ?? '',
+        nullable: !c.nn && !(c.pk && /^integer$/i.test(c.type ?? '')),
+        primaryKey: c.pk > 0,
+      }));
+      const byId = new Map();
+      for (const k of keysOf.all(t.name)) {
+        if (!byId.has(k.id)) byId.set(k.id, { columns: [], refTable: k.ref, refSchema: null, refColumns: [] });
+        const fk = byId.get(k.id);
+        fk.columns.push(k.col);
+        fk.refColumns.push(k.refcol);
+      }
+      for (const fk of byId.values()) {
+        // REFERENCES t without columns means t's primary key.
+        if (fk.refColumns.some((c) => c === null)) {
+          fk.refColumns = columnsOf.all(fk.refTable).filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+        }
+      }
+      return { schema: null, name: t.name, kind: t.type === 'view' ? 'view' : 'table', columns, foreignKeys: [...byId.values()] };
+    });
+  },
+
+  test() {
+    let db;
+    try {
+      db = new Database(file, { readonly: true, fileMustExist: true });
+    } catch (err) {
+      throw new RunnerError('open', err.message, err.code ?? null);
+    }
+    try {
+      // Reading the schema fails with SQLITE_NOTADB when the file is not a database.
+      db.prepare('SELECT count(*) FROM sqlite_master').get();
+      return { version: db.prepare('SELECT sqlite_version() AS v').get().v };
+    } finally {
+      db.close();
+    }
+  },
+};
+
+function closeCursor() {
+  if (!cursor) return;
+  const { db, readOnly, iterator } = cursor;
+  cursor = null;
+  try {
+    iterator.return();
+  } finally {
+    done(db, readOnly, true);
+  }
+}
+
+function describe(err) {
+  if (err instanceof RunnerError) return { kind: err.kind, code: err.code, message: err.message };
+  if (err && typeof err.code === 'string' && err.code.startsWith('SQLITE_')) {
+    return { kind: 'sqlite', code: err.code, message: err.message };
+  }
+  // better-sqlite3's own refusals: RangeError for more than one statement or a wrong number
+  // of parameters, TypeError for unbindable values.
+  return { kind: 'driver', code: null, message: err instanceof Error ? err.message : String(err) };
+}
+
+process.on('message', (msg) => {
+  let reply;
+  try {
+    reply = { id: msg.id, ok: true, result: handlers[msg.op](msg) };
+  } catch (err) {
+    reply = { id: msg.id, ok: false, error: describe(err) };
+  }
+  process.send(reply);
+});
+
+// The parent went away (crash, SIGKILL): nothing else would end this process.
+process.on('disconnect', () => process.exit(0));
+
+process.send({ ready: true });
