@@ -9,6 +9,7 @@ import { createServices, type Services } from '../services.ts';
 import { ensureDefaultWorkspace } from '../workspaces/workspaces.ts';
 import { listUsers } from '../workspaces/users.ts';
 import { frontDoors } from '../http/front-doors.ts';
+import { issueSetupToken } from '../web/setup-token.ts';
 
 export const SAMPLE_CONNECTION = 'sample';
 
@@ -37,14 +38,20 @@ export async function serve(config: Config, opts: { sample: boolean }): Promise<
     '',
     `dbq is serving ${shown}`,
     `  API:  ${shown}/api   (workspace "default"; others at ${shown}/w/<slug>/api)`,
+    `  Web:  ${shown}/   (console, API keys, users, connections; others at ${shown}/w/<slug>/)`,
     `  Docs: ${shown}/docs`,
     `  MCP:  ${shown}/sse?api_key=<key>  or  ${shown}/mcp`,
   ];
   if (opts.sample) lines.push(`  Sample SQLite shop database connected as "${SAMPLE_CONNECTION}".`);
   if (users.length === 0) {
+    // One-time link for the web app's first admin (src/web/setup-token.ts); dead once a user exists.
+    const setupToken = await issueSetupToken(svc.db, 'default');
+    if (setupToken) {
+      lines.push('', 'No users yet. Create the first admin in the browser (this link works once):', `  ${shown}/setup?token=${setupToken}`);
+    }
     lines.push(
       '',
-      'No users yet. Create the first admin and an API key (in another terminal):',
+      'Or, with the CLI, create the first admin and an API key (in another terminal):',
       '  ./bin/dbq user create --workspace default --email you@example.com --role admin',
       '  ./bin/dbq key create --workspace default --user you@example.com --name first-key',
       'then:',

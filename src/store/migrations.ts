@@ -84,6 +84,30 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('query_history_created').on('query_history').column('created_at').execute();
     },
   },
+  // Web app sign-in (issue 6): server-side sessions, only a SHA-256 of the cookie token is
+  // stored; and the one-time setup token that lets the first admin of an empty workspace in.
+  '0002_web_sessions': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('web_sessions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_seen_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('web_sessions_user').on('web_sessions').column('user_id').execute();
+      await db.schema.createIndex('web_sessions_expires').on('web_sessions').column('expires_at').execute();
+      await db.schema
+        .createTable('web_setup_tokens')
+        .addColumn('workspace_id', 'text', (c) => c.primaryKey().references('workspaces.id').onDelete('cascade'))
+        .addColumn('token_hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -71,10 +71,30 @@ export interface HistoryRow {
   created_at: string;
 }
 
+/** A signed-in browser (src/web/sessions.ts). The cookie carries the token; only its hash is here. */
+export interface WebSessionRow {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+}
+
+/** The one-time token printed by `dbq serve` for creating a workspace's first admin. */
+export interface WebSetupTokenRow {
+  workspace_id: string;
+  token_hash: string;
+  created_at: string;
+}
+
 export interface Database {
   workspaces: WorkspaceRow;
   users: UserRow;
   api_keys: ApiKeyRow;
   connections: ConnectionRow;
   query_history: HistoryRow;
+  web_sessions: WebSessionRow;
+  web_setup_tokens: WebSetupTokenRow;
 }

@@ -1,0 +1,74 @@
+// {workspace_url}/ui/api/connections: the connections page and the console's picker. Same
+// rules as the API: everyone lists and tests stored connections; only admins create, edit,
+// delete or test an unsaved config. Records never carry a password.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import {
+  createConnection,
+  createConnectionSchema,
+  deleteConnection,
+  getConnectionRow,
+  listConnections,
+  updateConnection,
+  updateConnectionSchema,
+} from '../../connections/connections.ts';
+import { testConnection, testConnectionSchema } from '../../connections/test-connection.ts';
+import { requireAdmin } from '../../http/auth.ts';
+import { ok, parseInput } from '../../http/schema.ts';
+import type { Services } from '../../services.ts';
+import { webPrincipal } from '../web-context.ts';
+
+const idParams = z.object({ id: z.string().min(1).max(200) });
+// Completion needs names, not a data dictionary: a huge catalogue is cut here.
+const MAX_SCHEMA_TABLES = 2000;
+
+export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void {
+  const schema = { hide: true };
+  const deps = { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir };
+
+  app.get('/connections', { schema }, async (request) => {
+    const p = webPrincipal(request);
+    return ok({ connections: await listConnections(svc.db, p.workspace.id) });
+  });
+
+  app.post('/connections', { schema }, async (request, reply) => {
+    const p = webPrincipal(request);
+    requireAdmin(p);
+    const connection = await createConnection(deps, p.workspace.id, parseInput(createConnectionSchema, request.body));
+    return reply.status(201).send(ok({ connection }));
+  });
+
+  app.patch('/connections/:id', { schema }, async (request) => {
+    const p = webPrincipal(request);
+    requireAdmin(p);
+    const { id } = parseInput(idParams, request.params);
+    const connection = await updateConnection(deps, p.workspace.id, id, parseInput(updateConnectionSchema, request.body));
+    await svc.pools.drop(connection.id);
+    return ok({ connection });
+  });
+
+  app.delete('/connections/:id', { schema }, async (request) => {
+    const p = webPrincipal(request);
+    requireAdmin(p);
+    const { id } = parseInput(idParams, request.params);
+    const connection = await deleteConnection(svc.db, p.workspace.id, id);
+    await svc.pools.drop(connection.id);
+    return ok({ deleted: true, connection });
+  });
+
+  app.post('/connections/test', { schema }, async (request) => {
+    const p = webPrincipal(request);
+    return ok(await testConnection(svc, p, parseInput(testConnectionSchema, request.body)));
+  });
+
+  app.get('/connections/:id/schema', { schema }, async (request) => {
+    const p = webPrincipal(request);
+    const { id } = parseInput(idParams, request.params);
+    const row = await getConnectionRow(svc.db, p.workspace.id, id);
+    const tables = await svc.pools.get(row).listTables();
+    return ok({
+      tables: tables.slice(0, MAX_SCHEMA_TABLES).map((t) => ({ schema: t.schema, name: t.name, kind: t.kind, columns: t.columns.map((c) => ({ name: c.name, type: c.type })) })),
+      truncated: tables.length > MAX_SCHEMA_TABLES,
+    });
+  });
+}

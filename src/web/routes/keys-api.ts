@@ -1,0 +1,40 @@
+// {workspace_url}/ui/api/keys: the API keys page. Everyone manages their own keys; admins see
+// every key of the workspace and may revoke any. The secret is in the create response only
+// (no-store), exactly as with `dbq key create`.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { NotFoundError } from '../../errors.ts';
+import { ok, parseInput } from '../../http/schema.ts';
+import type { Services } from '../../services.ts';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../workspaces/api-keys.ts';
+import { webPrincipal } from '../web-context.ts';
+
+const createSchema = z.object({ name: z.string().trim().min(1, 'is required').max(100) }).strict();
+const idParams = z.object({ id: z.string().min(1).max(200) });
+
+export function keysApiRoutes(app: FastifyInstance, svc: Services): void {
+  const schema = { hide: true };
+
+  app.get('/keys', { schema }, async (request) => {
+    const p = webPrincipal(request);
+    const all = p.user.role === 'admin';
+    return ok({ apiKeys: await listApiKeys(svc.db, p.workspace.slug, all ? undefined : p.user.id), scope: all ? 'workspace' : 'own' });
+  });
+
+  app.post('/keys', { schema }, async (request, reply) => {
+    const p = webPrincipal(request);
+    const { name } = parseInput(createSchema, request.body);
+    const created = await createApiKey(svc.db, { workspace: p.workspace.slug, email: p.user.email, name });
+    return reply.status(201).send(ok(created));
+  });
+
+  app.post('/keys/:id/revoke', { schema }, async (request) => {
+    const p = webPrincipal(request);
+    const { id } = parseInput(idParams, request.params);
+    // A reader asking for someone else's key gets the same 404 as for a key that does not exist.
+    if (p.user.role !== 'admin' && !(await listApiKeys(svc.db, p.workspace.slug, p.user.id)).some((k) => k.id === id)) {
+      throw new NotFoundError('API key not found');
+    }
+    return ok({ apiKey: await revokeApiKey(svc.db, p.workspace.slug, id) });
+  });
+}

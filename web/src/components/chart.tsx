@@ -1,0 +1,170 @@
+// Bar and line charts of a result, drawn as plain SVG: one category (X) column and one
+// numeric (Y) column chosen from the result. Exact numeric strings (int8, numeric) count as
+// numbers here; they are only drawn, never summed.
+import { useMemo, useState } from 'preact/hooks';
+import { cellText } from '../format.ts';
+import type { Column } from './result-table.tsx';
+
+const W = 800;
+const H = 360;
+const M = { top: 16, right: 20, bottom: 72, left: 68 };
+const MAX_BARS = 200;
+const MAX_POINTS = 5000;
+
+function toNumber(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (typeof v === 'string' && v.trim() !== '' && /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(v.trim())) return Number(v);
+  return null;
+}
+
+export function numericColumns(columns: Column[], rows: unknown[][]): number[] {
+  const out: number[] = [];
+  columns.forEach((_, i) => {
+    let seen = 0;
+    for (const r of rows.slice(0, 500)) {
+      const v = r[i];
+      if (v === null || v === undefined) continue;
+      if (toNumber(v) === null) return;
+      seen++;
+    }
+    if (seen > 0) out.push(i);
+  });
+  return out;
+}
+
+function niceStep(span: number, count: number): number {
+  const raw = span / count;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const norm = raw / mag;
+  return (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
+}
+
+const compact = new Intl.NumberFormat(undefined, { notation: 'compact', maximumFractionDigits: 2 });
+
+function truncate(text: string, n: number): string {
+  return text.length > n ? `${text.slice(0, n - 1)}…` : text;
+}
+
+export function Chart({ columns, rows }: { columns: Column[]; rows: unknown[][] }) {
+  const numeric = useMemo(() => numericColumns(columns, rows), [columns, rows]);
+  const defaultY = numeric.find((i) => i !== 0) ?? numeric[0] ?? -1;
+  const defaultX = columns.findIndex((_, i) => !numeric.includes(i));
+  const [kind, setKind] = useState<'bar' | 'line'>('bar');
+  const [x, setX] = useState(defaultX >= 0 ? defaultX : 0);
+  const [y, setY] = useState(defaultY);
+
+  if (numeric.length === 0) {
+    return <p class="empty">This result has no numeric column to chart.</p>;
+  }
+  const yCol = numeric.includes(y) ? y : defaultY;
+  const limit = kind === 'bar' ? MAX_BARS : MAX_POINTS;
+  const shown = rows.slice(0, limit);
+  const points = shown.map((r) => ({ label: cellText(r[x]), value: toNumber(r[yCol]) }));
+  const values = points.map((p) => p.value).filter((v): v is number => v !== null);
+  let lo = Math.min(0, ...values);
+  let hi = Math.max(0, ...values);
+  if (lo === hi) hi = lo + 1;
+  const step = niceStep(hi - lo, 5);
+  lo = Math.floor(lo / step) * step;
+  hi = Math.ceil(hi / step) * step;
+  const ticks: number[] = [];
+  for (let t = lo; t <= hi + step / 2; t += step) ticks.push(Number(t.toPrecision(12)));
+
+  const plotW = W - M.left - M.right;
+  const plotH = H - M.top - M.bottom;
+  const sy = (v: number) => M.top + plotH - ((v - lo) / (hi - lo)) * plotH;
+  const band = plotW / Math.max(1, points.length);
+  const cx = (i: number) => M.left + band * i + band / 2;
+  const labelEvery = Math.max(1, Math.ceil(points.length / 24));
+  const title = `${kind === 'bar' ? 'Bar' : 'Line'} chart of ${columns[yCol].name} by ${columns[x].name}`;
+  const linePath = points
+    .map((p, i) => (p.value === null ? null : `${cx(i).toFixed(1)},${sy(p.value).toFixed(1)}`))
+    .filter(Boolean)
+    .join(' ');
+
+  return (
+    <div class="chart">
+      <div class="chart-controls">
+        <label class="field inline">
+          <span>Chart type</span>
+          <select value={kind} onChange={(e) => setKind(e.currentTarget.value as 'bar' | 'line')}>
+            <option value="bar">Bar</option>
+            <option value="line">Line</option>
+          </select>
+        </label>
+        <label class="field inline">
+          <span>X axis</span>
+          <select value={String(x)} onChange={(e) => setX(Number(e.currentTarget.value))}>
+            {columns.map((c, i) => (
+              <option key={i} value={String(i)}>
+                {c.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="field inline">
+          <span>Y axis</span>
+          <select value={String(yCol)} onChange={(e) => setY(Number(e.currentTarget.value))}>
+            {numeric.map((i) => (
+              <option key={i} value={String(i)}>
+                {columns[i].name}
+              </option>
+            ))}
+          </select>
+        </label>
+        {rows.length > limit && <span class="muted">First {limit.toLocaleString()} of {rows.length.toLocaleString()} rows</span>}
+      </div>
+      <svg class="chart-svg" viewBox={`0 0 ${W} ${H}`} role="img" aria-label={title} data-kind={kind}>
+        <title>{title}</title>
+        {ticks.map((t) => (
+          <g key={t} class="tick">
+            <line x1={M.left} x2={W - M.right} y1={sy(t)} y2={sy(t)} class={t === 0 ? 'axis' : 'gridline'} />
+            <text x={M.left - 8} y={sy(t)} dy="0.32em" text-anchor="end">
+              {compact.format(t)}
+            </text>
+          </g>
+        ))}
+        {kind === 'bar'
+          ? points.map((p, i) =>
+              p.value === null ? null : (
+                <rect
+                  key={i}
+                  class="bar"
+                  x={cx(i) - Math.max(1, band * 0.38)}
+                  width={Math.max(1, band * 0.76)}
+                  y={Math.min(sy(p.value), sy(0))}
+                  height={Math.max(0.5, Math.abs(sy(p.value) - sy(0)))}
+                >
+                  <title>{`${p.label}: ${p.value.toLocaleString()}`}</title>
+                </rect>
+              ),
+            )
+          : [
+              <polyline key="line" class="line" points={linePath} fill="none" />,
+              ...(points.length <= 300
+                ? points.map((p, i) =>
+                    p.value === null ? null : (
+                      <circle key={i} class="dot" cx={cx(i)} cy={sy(p.value)} r={3}>
+                        <title>{`${p.label}: ${p.value.toLocaleString()}`}</title>
+                      </circle>
+                    ),
+                  )
+                : []),
+            ]}
+        {points.map((p, i) =>
+          i % labelEvery === 0 ? (
+            <text key={`l${i}`} class="xlabel" transform={`translate(${cx(i)},${H - M.bottom + 14}) rotate(-35)`} text-anchor="end">
+              {truncate(p.label, 16)}
+            </text>
+          ) : null,
+        )}
+        <text class="axis-title" x={M.left + plotW / 2} y={H - 6} text-anchor="middle">
+          {columns[x].name}
+        </text>
+        <text class="axis-title" transform={`translate(14,${M.top + plotH / 2}) rotate(-90)`} text-anchor="middle">
+          {columns[yCol].name}
+        </text>
+      </svg>
+    </div>
+  );
+}

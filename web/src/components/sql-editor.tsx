@@ -1,0 +1,82 @@
+// CodeMirror 6 SQL editor: highlighting and completion for the connection's dialect, with the
+// connection's tables and columns as completion schema. Ctrl/Cmd+Enter runs. Tab is left to
+// the browser (no indentWithTab), so keyboard users can move past the editor.
+import { sql, MySQL, PostgreSQL, SQLite, type SQLNamespace } from '@codemirror/lang-sql';
+import { Compartment, EditorState, Prec } from '@codemirror/state';
+import { EditorView, keymap, placeholder } from '@codemirror/view';
+import { basicSetup } from 'codemirror';
+import { useEffect, useRef } from 'preact/hooks';
+
+export type Dialect = 'postgres' | 'mysql' | 'sqlite';
+
+export interface EditorHandle {
+  getValue(): string;
+  setValue(text: string): void;
+  focus(): void;
+}
+
+const DIALECTS = { postgres: PostgreSQL, mysql: MySQL, sqlite: SQLite };
+
+function language(dialect: Dialect, schema: SQLNamespace) {
+  return sql({ dialect: DIALECTS[dialect], schema, upperCaseKeywords: true });
+}
+
+export function SqlEditor(props: {
+  labelledBy: string;
+  initial: string;
+  dialect: Dialect;
+  schema: SQLNamespace;
+  onRun: () => void;
+  onChange?: (text: string) => void;
+  handle: { current: EditorHandle | null };
+}) {
+  const host = useRef<HTMLDivElement>(null);
+  const view = useRef<EditorView | null>(null);
+  const lang = useRef(new Compartment());
+  const onRun = useRef(props.onRun);
+  const onChange = useRef(props.onChange);
+  onRun.current = props.onRun;
+  onChange.current = props.onChange;
+
+  useEffect(() => {
+    const run = () => {
+      onRun.current();
+      return true;
+    };
+    const v = new EditorView({
+      parent: host.current!,
+      state: EditorState.create({
+        doc: props.initial,
+        extensions: [
+          Prec.highest(keymap.of([{ key: 'Mod-Enter', run, preventDefault: true }])),
+          basicSetup,
+          lang.current.of(language(props.dialect, props.schema)),
+          placeholder('SELECT … (Ctrl+Enter to run)'),
+          EditorView.lineWrapping,
+          EditorView.contentAttributes.of({ 'aria-labelledby': props.labelledBy, 'aria-multiline': 'true', role: 'textbox' }),
+          EditorView.updateListener.of((u) => {
+            if (u.docChanged) onChange.current?.(u.state.doc.toString());
+          }),
+        ],
+      }),
+    });
+    view.current = v;
+    props.handle.current = {
+      getValue: () => v.state.doc.toString(),
+      setValue: (text) => {
+        v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: text }, selection: { anchor: text.length } });
+      },
+      focus: () => v.focus(),
+    };
+    return () => {
+      v.destroy();
+      props.handle.current = null;
+    };
+  }, []);
+
+  useEffect(() => {
+    view.current?.dispatch({ effects: lang.current.reconfigure(language(props.dialect, props.schema)) });
+  }, [props.dialect, props.schema]);
+
+  return <div class="editor" ref={host} />;
+}

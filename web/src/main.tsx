@@ -1,0 +1,24 @@
+import { render } from 'preact';
+import './styles.css';
+import { PAGE } from './env.ts';
+import { ApiKeysPage } from './pages/api-keys.tsx';
+import { ConnectionsPage } from './pages/connections.tsx';
+import { ConsolePage } from './pages/console.tsx';
+import { ForbiddenPage, NotFoundPage } from './pages/errors.tsx';
+import { LoginPage } from './pages/login.tsx';
+import { SetupPage } from './pages/setup.tsx';
+import { UsersPage } from './pages/users.tsx';
+
+const pages: Record<string, () => preact.JSX.Element> = {
+  login: LoginPage,
+  setup: SetupPage,
+  console: ConsolePage,
+  'api-keys': ApiKeysPage,
+  connections: ConnectionsPage,
+  users: UsersPage,
+  forbidden: ForbiddenPage,
+  'not-found': NotFoundPage,
+};
+
+const Page = pages[PAGE] ?? NotFoundPage;
+render(<Page />, document.getElementById('app')!);

@@ -1,0 +1,213 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError, handleSignedOut } from '../api.ts';
+import { ConfirmDialog } from '../components/confirm-dialog.tsx';
+import { ErrorBox, Layout } from '../components/layout.tsx';
+import { formatTime, relativeTime } from '../format.ts';
+import { useMe } from '../hooks.ts';
+
+interface ApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  user: { id: string; email: string };
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export function ApiKeysPage() {
+  const { me } = useMe();
+  const [keys, setKeys] = useState<ApiKey[] | null>(null);
+  const [scope, setScope] = useState<'workspace' | 'own'>('own');
+  const [error, setError] = useState<string | null>(null);
+  const [creating, setCreating] = useState(false);
+  const [name, setName] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [created, setCreated] = useState<{ apiKey: ApiKey; secret: string } | null>(null);
+  const [copied, setCopied] = useState(false);
+  const [revoking, setRevoking] = useState<ApiKey | null>(null);
+  const nameRef = useRef<HTMLInputElement>(null);
+  const secretRef = useRef<HTMLElement>(null);
+
+  const fail = (err: unknown) => {
+    if (!handleSignedOut(err)) setError(err instanceof ApiError ? err.message : String(err));
+  };
+  const load = () =>
+    api.get<{ apiKeys: ApiKey[]; scope: 'workspace' | 'own' }>('/keys').then((d) => {
+      setKeys(d.apiKeys);
+      setScope(d.scope);
+    }, fail);
+
+  useEffect(() => {
+    if (me) void load();
+  }, [me]);
+  useEffect(() => {
+    if (creating) nameRef.current?.focus();
+  }, [creating]);
+
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const result = await api.post<{ apiKey: ApiKey; secret: string }>('/keys', { name });
+      setCreated(result);
+      setCopied(false);
+      setCreating(false);
+      setName('');
+      await load();
+      secretRef.current?.focus();
+    } catch (err) {
+      fail(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const copy = async () => {
+    if (!created) return;
+    try {
+      await navigator.clipboard.writeText(created.secret);
+      setCopied(true);
+    } catch {
+      // Clipboard refused (permissions, plain http): select the text for a manual copy.
+      const range = document.createRange();
+      if (secretRef.current) {
+        range.selectNodeContents(secretRef.current);
+        getSelection()?.removeAllRanges();
+        getSelection()?.addRange(range);
+      }
+    }
+  };
+
+  const revoke = async () => {
+    if (!revoking) return;
+    setBusy(true);
+    try {
+      await api.post(`/keys/${encodeURIComponent(revoking.id)}/revoke`);
+      setRevoking(null);
+      await load();
+    } catch (err) {
+      setRevoking(null);
+      fail(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Layout me={me}>
+      <div class="page-head">
+        <div>
+          <h1>API keys</h1>
+          <p class="muted">
+            Keys authenticate programs against <code>/api</code>, <code>/mcp</code> and <code>/sse</code> with your permissions.
+            {scope === 'workspace' ? ' As an admin you see every key in this workspace.' : ' You see your own keys.'}
+          </p>
+        </div>
+        {!creating && (
+          <button type="button" class="btn btn-primary" onClick={() => { setCreating(true); setCreated(null); }}>
+            Create API key
+          </button>
+        )}
+      </div>
+      <ErrorBox error={error} />
+      {creating && (
+        <form class="card inline-form" onSubmit={create} aria-label="New API key">
+          <label class="field">
+            <span>Name</span>
+            <input ref={nameRef} required maxLength={100} placeholder="e.g. ci-pipeline" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          </label>
+          <div class="form-actions">
+            <button type="submit" class="btn btn-primary" disabled={busy}>
+              Create
+            </button>
+            <button type="button" class="btn" onClick={() => setCreating(false)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+      {created && (
+        <section class="card new-key" role="status" aria-labelledby="new-key-title">
+          <h2 id="new-key-title">API key “{created.apiKey.name}” created</h2>
+          <p>
+            <strong>This key will not be shown again.</strong> Copy it now and store it somewhere safe.
+          </p>
+          <div class="secret-row">
+            <code class="secret" ref={secretRef} tabIndex={0} data-testid="new-key-secret">
+              {created.secret}
+            </code>
+            <button type="button" class="btn" onClick={copy}>
+              {copied ? 'Copied' : 'Copy'}
+            </button>
+          </div>
+          <button type="button" class="btn btn-ghost" onClick={() => setCreated(null)}>
+            Done
+          </button>
+        </section>
+      )}
+      {keys === null ? (
+        <p class="muted">Loading…</p>
+      ) : keys.length === 0 ? (
+        <p class="empty">No API keys yet.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="data">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Prefix</th>
+                <th scope="col">Created by</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Status</th>
+                <th scope="col"><span class="sr-only">Actions</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.map((k) => (
+                <tr key={k.id} class={k.revokedAt ? 'revoked' : ''}>
+                  <td>{k.name}</td>
+                  <td>
+                    <code>{k.prefix}…</code>
+                  </td>
+                  <td>{k.user.email}</td>
+                  <td title={k.createdAt}>{formatTime(k.createdAt)}</td>
+                  <td title={k.lastUsedAt ?? ''}>{relativeTime(k.lastUsedAt)}</td>
+                  <td>
+                    {k.revokedAt ? (
+                      <span class="badge badge-muted" title={`Revoked ${formatTime(k.revokedAt)}`}>Revoked</span>
+                    ) : (
+                      <span class="badge badge-ok">Active</span>
+                    )}
+                  </td>
+                  <td class="actions">
+                    {!k.revokedAt && (
+                      <button type="button" class="btn btn-small btn-danger-outline" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ConfirmDialog
+        open={revoking !== null}
+        title="Revoke API key?"
+        confirmLabel="Revoke"
+        danger
+        busy={busy}
+        onConfirm={revoke}
+        onCancel={() => setRevoking(null)}
+      >
+        <p>
+          Programs using <strong>{revoking?.name}</strong> (<code>{revoking?.prefix}…</code>) will be refused from their next request. This cannot be undone.
+        </p>
+      </ConfirmDialog>
+    </Layout>
+  );
+}

@@ -1,0 +1,374 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError, handleSignedOut } from '../api.ts';
+import { ConfirmDialog } from '../components/confirm-dialog.tsx';
+import { ErrorBox, Layout } from '../components/layout.tsx';
+import { useMe } from '../hooks.ts';
+
+type Engine = 'postgres' | 'mysql' | 'sqlite';
+
+export interface Connection {
+  id: string;
+  name: string;
+  engine: Engine;
+  host: string | null;
+  port: number | null;
+  database: string;
+  user: string | null;
+  ssl: boolean;
+  readOnly: boolean;
+  maxConnections: number;
+}
+
+type TestOutcome = { ok: true; latencyMs: number; serverVersion: string } | { ok: false; latencyMs: number; error: string };
+
+const ENGINE_LABEL: Record<Engine, string> = { postgres: 'PostgreSQL', mysql: 'MySQL / MariaDB', sqlite: 'SQLite' };
+const DEFAULT_PORT: Record<Engine, string> = { postgres: '5432', mysql: '3306', sqlite: '' };
+
+interface FormState {
+  mode: 'fields' | 'url';
+  name: string;
+  engine: Engine;
+  url: string;
+  host: string;
+  port: string;
+  database: string;
+  user: string;
+  password: string;
+  ssl: boolean;
+  readOnly: boolean;
+  maxConnections: string;
+}
+
+const EMPTY: FormState = {
+  mode: 'fields',
+  name: '',
+  engine: 'postgres',
+  url: '',
+  host: '',
+  port: '5432',
+  database: '',
+  user: '',
+  password: '',
+  ssl: false,
+  readOnly: false,
+  maxConnections: '10',
+};
+
+function formOf(c: Connection): FormState {
+  return {
+    ...EMPTY,
+    name: c.name,
+    engine: c.engine,
+    host: c.host ?? '',
+    port: c.port ? String(c.port) : DEFAULT_PORT[c.engine],
+    database: c.database,
+    user: c.user ?? '',
+    ssl: c.ssl,
+    readOnly: c.readOnly,
+    maxConnections: String(c.maxConnections),
+  };
+}
+
+/** The request body: secrets only when typed (the form never shows a saved one). */
+function bodyOf(f: FormState, editing: boolean): Record<string, unknown> {
+  const common: Record<string, unknown> = { name: f.name.trim(), readOnly: f.readOnly, maxConnections: Number(f.maxConnections) || 10 };
+  if (f.mode === 'url') return { ...common, url: f.url.trim() };
+  const body: Record<string, unknown> = { ...common, engine: f.engine, database: f.database.trim() };
+  if (f.engine !== 'sqlite') {
+    body.host = f.host.trim();
+    if (f.port) body.port = Number(f.port);
+    body.user = f.user.trim();
+    body.ssl = f.ssl;
+    if (f.password || !editing) body.password = f.password || null;
+  }
+  return body;
+}
+
+function describe(c: Connection): string {
+  if (c.engine === 'sqlite') return c.database;
+  return `${c.user ? `${c.user}@` : ''}${c.host}:${c.port}/${c.database}`;
+}
+
+export function ConnectionsPage() {
+  const { me } = useMe();
+  const isAdmin = me?.user.role === 'admin';
+  const [connections, setConnections] = useState<Connection[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [editing, setEditing] = useState<Connection | 'new' | null>(null);
+  const [form, setForm] = useState<FormState>(EMPTY);
+  const [formError, setFormError] = useState<string | null>(null);
+  const [formTest, setFormTest] = useState<TestOutcome | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [tests, setTests] = useState<Record<string, TestOutcome | 'running'>>({});
+  const [deleting, setDeleting] = useState<Connection | null>(null);
+  const nameRef = useRef<HTMLInputElement>(null);
+
+  const fail = (err: unknown, set = setError) => {
+    if (!handleSignedOut(err)) set(err instanceof ApiError ? err.message : String(err));
+  };
+  const load = () => api.get<{ connections: Connection[] }>('/connections').then((d) => setConnections(d.connections), (e) => fail(e));
+
+  useEffect(() => {
+    if (me) void load();
+  }, [me]);
+  useEffect(() => {
+    if (editing) nameRef.current?.focus();
+  }, [editing]);
+
+  const open = (target: Connection | 'new') => {
+    setEditing(target);
+    setForm(target === 'new' ? EMPTY : formOf(target));
+    setFormError(null);
+    setFormTest(null);
+  };
+  const set = (patch: Partial<FormState>) => setForm((f) => ({ ...f, ...patch }));
+
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setFormError(null);
+    try {
+      if (editing === 'new') await api.post('/connections', bodyOf(form, false));
+      else if (editing) await api.patch(`/connections/${encodeURIComponent(editing.id)}`, bodyOf(form, true));
+      setEditing(null);
+      await load();
+    } catch (err) {
+      fail(err, setFormError);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const testForm = async () => {
+    setFormTest(null);
+    setFormError(null);
+    try {
+      const { name: _name, ...settings } = bodyOf(form, false);
+      setFormTest(await api.post<TestOutcome>('/connections/test', settings));
+    } catch (err) {
+      fail(err, setFormError);
+    }
+  };
+
+  const test = async (c: Connection) => {
+    setTests((t) => ({ ...t, [c.id]: 'running' }));
+    try {
+      const outcome = await api.post<TestOutcome>('/connections/test', { connectionId: c.id });
+      setTests((t) => ({ ...t, [c.id]: outcome }));
+    } catch (err) {
+      setTests((t) => ({ ...t, [c.id]: { ok: false, latencyMs: 0, error: err instanceof ApiError ? err.message : String(err) } }));
+    }
+  };
+
+  const remove = async () => {
+    if (!deleting) return;
+    setBusy(true);
+    try {
+      await api.del(`/connections/${encodeURIComponent(deleting.id)}`);
+      setDeleting(null);
+      await load();
+    } catch (err) {
+      setDeleting(null);
+      fail(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Layout me={me}>
+      <div class="page-head">
+        <div>
+          <h1>Connections</h1>
+          <p class="muted">{isAdmin ? 'Databases this workspace can query. Passwords are stored encrypted and never shown again.' : 'Databases this workspace can query. Only admins can add or change them.'}</p>
+        </div>
+        {isAdmin && !editing && (
+          <button type="button" class="btn btn-primary" onClick={() => open('new')}>
+            Add connection
+          </button>
+        )}
+      </div>
+      <ErrorBox error={error} />
+      {editing && (
+        <form class="card conn-form" onSubmit={save} aria-labelledby="conn-form-title">
+          <h2 id="conn-form-title">{editing === 'new' ? 'New connection' : `Edit ${editing.name}`}</h2>
+          <ErrorBox error={formError} />
+          <div class="grid-form">
+            <label class="field">
+              <span>Name</span>
+              <input ref={nameRef} required pattern="[A-Za-z0-9][A-Za-z0-9_.\-]*" title="Letters, digits, _ . -" value={form.name} onInput={(e) => set({ name: e.currentTarget.value })} />
+            </label>
+            <fieldset class="field segmented">
+              <legend>Configure with</legend>
+              <label>
+                <input type="radio" name="mode" checked={form.mode === 'fields'} onChange={() => set({ mode: 'fields' })} /> Fields
+              </label>
+              <label>
+                <input type="radio" name="mode" checked={form.mode === 'url'} onChange={() => set({ mode: 'url' })} /> URL
+              </label>
+            </fieldset>
+          </div>
+          {form.mode === 'url' ? (
+            <label class="field">
+              <span>Connection URL</span>
+              <input
+                required
+                autocomplete="off"
+                spellcheck={false}
+                placeholder="postgres://user:password@host:5432/db?sslmode=require · mysql://… · sqlite:file.db"
+                value={form.url}
+                onInput={(e) => set({ url: e.currentTarget.value })}
+              />
+              <small class="muted">Write-only: the URL's password is stored encrypted and never shown again.</small>
+            </label>
+          ) : (
+            <div class="grid-form">
+              <label class="field">
+                <span>Engine</span>
+                <select value={form.engine} onChange={(e) => { const engine = e.currentTarget.value as Engine; set({ engine, port: DEFAULT_PORT[engine] }); }}>
+                  <option value="postgres">PostgreSQL</option>
+                  <option value="mysql">MySQL / MariaDB</option>
+                  <option value="sqlite">SQLite</option>
+                </select>
+              </label>
+              {form.engine === 'sqlite' ? (
+                <label class="field span-2">
+                  <span>Database file</span>
+                  <input required placeholder="sample.db (inside the server's SQLite directory)" value={form.database} onInput={(e) => set({ database: e.currentTarget.value })} />
+                </label>
+              ) : (
+                <>
+                  <label class="field">
+                    <span>Host</span>
+                    <input required value={form.host} onInput={(e) => set({ host: e.currentTarget.value })} />
+                  </label>
+                  <label class="field">
+                    <span>Port</span>
+                    <input type="number" min={1} max={65535} value={form.port} onInput={(e) => set({ port: e.currentTarget.value })} />
+                  </label>
+                  <label class="field">
+                    <span>Database</span>
+                    <input required value={form.database} onInput={(e) => set({ database: e.currentTarget.value })} />
+                  </label>
+                  <label class="field">
+                    <span>User</span>
+                    <input autocomplete="off" value={form.user} onInput={(e) => set({ user: e.currentTarget.value })} />
+                  </label>
+                  <label class="field">
+                    <span>Password</span>
+                    <input
+                      type="password"
+                      autocomplete="new-password"
+                      placeholder={editing === 'new' ? '' : 'Leave blank to keep'}
+                      value={form.password}
+                      onInput={(e) => set({ password: e.currentTarget.value })}
+                    />
+                  </label>
+                  <label class="check">
+                    <input type="checkbox" checked={form.ssl} onChange={(e) => set({ ssl: e.currentTarget.checked })} /> Require TLS (SSL)
+                  </label>
+                </>
+              )}
+            </div>
+          )}
+          <div class="grid-form">
+            <label class="check">
+              <input type="checkbox" checked={form.readOnly} onChange={(e) => set({ readOnly: e.currentTarget.checked })} /> Read-only (every query runs as a read)
+            </label>
+            <label class="field">
+              <span>Max connections</span>
+              <input type="number" min={1} max={100} value={form.maxConnections} onInput={(e) => set({ maxConnections: e.currentTarget.value })} />
+            </label>
+          </div>
+          {formTest && <TestResult outcome={formTest} />}
+          <div class="form-actions">
+            <button type="submit" class="btn btn-primary" disabled={busy}>
+              Save
+            </button>
+            {editing === 'new' && (
+              <button type="button" class="btn" onClick={testForm}>
+                Test settings
+              </button>
+            )}
+            <button type="button" class="btn btn-ghost" onClick={() => setEditing(null)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+      {connections === null ? (
+        <p class="muted">Loading…</p>
+      ) : connections.length === 0 ? (
+        <p class="empty">No connections yet.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="data">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Engine</th>
+                <th scope="col">Location</th>
+                <th scope="col">Mode</th>
+                <th scope="col">Test</th>
+                <th scope="col"><span class="sr-only">Actions</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {connections.map((c) => {
+                const t = tests[c.id];
+                return (
+                  <tr key={c.id}>
+                    <td>
+                      <strong>{c.name}</strong>
+                    </td>
+                    <td>{ENGINE_LABEL[c.engine]}</td>
+                    <td>
+                      <code>{describe(c)}</code>
+                      {c.ssl && <span class="badge">TLS</span>}
+                    </td>
+                    <td>{c.readOnly ? <span class="badge">read-only</span> : <span class="muted">read/write</span>}</td>
+                    <td class="test-cell" aria-live="polite">
+                      {t === 'running' ? <span class="muted">Testing…</span> : t ? <TestResult outcome={t} /> : null}
+                    </td>
+                    <td class="actions">
+                      <button type="button" class="btn btn-small" aria-label={`Test ${c.name}`} onClick={() => test(c)}>
+                        Test
+                      </button>
+                      {isAdmin && (
+                        <>
+                          <button type="button" class="btn btn-small" aria-label={`Edit ${c.name}`} onClick={() => open(c)}>
+                            Edit
+                          </button>
+                          <button type="button" class="btn btn-small btn-danger-outline" aria-label={`Delete ${c.name}`} onClick={() => setDeleting(c)}>
+                            Delete
+                          </button>
+                        </>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ConfirmDialog open={deleting !== null} title="Delete connection?" confirmLabel="Delete" danger busy={busy} onConfirm={remove} onCancel={() => setDeleting(null)}>
+        <p>
+          <strong>{deleting?.name}</strong> will be removed from this workspace. Its query history stays. Programs using it by name will get “Connection not found”.
+        </p>
+      </ConfirmDialog>
+    </Layout>
+  );
+}
+
+function TestResult({ outcome }: { outcome: TestOutcome }) {
+  return outcome.ok ? (
+    <span class="test-ok">
+      ✓ {outcome.latencyMs} ms · {outcome.serverVersion}
+    </span>
+  ) : (
+    <span class="test-fail">
+      ✗ {outcome.error} ({outcome.latencyMs} ms)
+    </span>
+  );
+}
