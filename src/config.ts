@@ -1,6 +1,7 @@
 // Configuration is read and validated once, at start, into one frozen object that is passed
 // down. Nothing else in dbq reads process.env. docs/configuration.md lists every setting; the
 // README table is generated from SETTINGS below by test/config-docs.test.ts's check.
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -8,11 +9,27 @@ const MiB = 1024 * 1024;
 
 const int = (def: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(def);
-const bool = (def: boolean) =>
-  z
-    .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''])
-    .default(def ? 'true' : 'false')
-    .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+// Fastify's trustProxy: a boolean, or the proxies' addresses/CIDRs (proxy-addr names such as
+// `loopback` too). With a list, X-Forwarded-For is read from the right and stops at the first
+// hop that is not one of ours, so a client's own X-Forwarded-For entries cannot pick the
+// address the failed-authentication limiter counts against.
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+const trustProxy = z
+  .string()
+  .default('false')
+  .transform((v, ctx): boolean | string => {
+    const t = v.trim().toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(t)) return true;
+    if (['', '0', 'false', 'no', 'off'].includes(t)) return false;
+    const items = t.split(',').map((i) => i.trim()).filter(Boolean);
+    const bad = items.find((i) => {
+      if (PROXY_NAMES.includes(i)) return false;
+      const [addr, bits, extra] = i.split('/');
+      return extra !== undefined || isIP(addr) === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits));
+    });
+    if (bad) ctx.addIssue({ code: 'custom', message: `not true/false nor an address/CIDR list (${bad})` });
+    return items.join(',');
+  });
 const optionalString = z
   .string()
   .optional()
@@ -39,8 +56,9 @@ export const SETTINGS = {
   DBQ_POOL_ACQUIRE_TIMEOUT_MS: { schema: int(10_000, 10, 300_000), doc: 'How long a query waits for a free connection of a database before 503 `database_busy`.' },
   DBQ_SHUTDOWN_GRACE_MS: { schema: int(10_000, 0, 300_000), doc: 'On SIGTERM, how long in-flight queries may finish before they are cancelled.' },
   DBQ_METRICS_TOKEN: { schema: optionalString, doc: 'When set, `GET /metrics` needs `Authorization: Bearer <token>`.' },
-  DBQ_REDIS_URL: { schema: optionalString, doc: 'Redis for shared rate-limit counts between processes.' },
-  DBQ_TRUST_PROXY: { schema: bool(false), doc: 'Honour `X-Forwarded-For`/`-Proto` (only behind a proxy you run).' },
+  DBQ_REDIS_URL: { schema: optionalString, doc: 'Redis for shared rate-limit counts between processes (`redis://…`, `rediss://…`). Unset, or while Redis is unreachable: each process counts alone.' },
+  DBQ_REDIS_KEY_PREFIX: { schema: z.string().regex(/^[A-Za-z0-9:._-]{1,64}$/).default('dbq'), doc: 'Prefix of the keys dbq writes in Redis; give each deployment that shares one Redis its own.' },
+  DBQ_TRUST_PROXY: { schema: trustProxy, doc: 'Honour `X-Forwarded-For`/`-Proto`: `true` trusts every hop (only when your proxy overwrites the header); better, the comma-separated addresses/CIDRs of your proxies (`10.0.0.0/8,loopback`), so a client cannot choose its own address.' },
   DBQ_AI_PROVIDER: { schema: z.enum(['builtin', 'openai', 'anthropic']).default('builtin'), doc: 'SQL generator for `/ai/generate`: `builtin` (offline), `openai` (any OpenAI-compatible server), `anthropic`.' },
   DBQ_AI_BASE_URL: { schema: optionalString, doc: 'Base URL of the AI provider (e.g. `http://127.0.0.1:11434/v1` for Ollama).' },
   DBQ_AI_API_KEY: { schema: optionalString, doc: 'API key of the AI provider.' },
@@ -72,7 +90,8 @@ export interface Config {
   shutdownGraceMs: number;
   metricsToken: string | null;
   redisUrl: string | null;
-  trustProxy: boolean;
+  redisKeyPrefix: string;
+  trustProxy: boolean | string;
   ai: {
     provider: RawSettings['DBQ_AI_PROVIDER'];
     baseUrl: string | null;
@@ -116,6 +135,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: s.DBQ_SHUTDOWN_GRACE_MS,
     metricsToken: s.DBQ_METRICS_TOKEN,
     redisUrl: s.DBQ_REDIS_URL,
+    redisKeyPrefix: s.DBQ_REDIS_KEY_PREFIX,
     trustProxy: s.DBQ_TRUST_PROXY,
     ai: {
       provider: s.DBQ_AI_PROVIDER,
@@ -128,6 +148,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
   if (config.storeUrl && !/^(postgres|postgresql):\/\//.test(config.storeUrl)) {
     throw new ConfigError('Invalid configuration: DBQ_STORE_URL must be a postgres:// URL (or unset for SQLite)');
+  }
+  if (config.redisUrl && !/^rediss?:\/\//.test(config.redisUrl)) {
+    throw new ConfigError('Invalid configuration: DBQ_REDIS_URL must be a redis:// or rediss:// URL (or unset)');
   }
   return Object.freeze(config);
 }

@@ -7,9 +7,11 @@ import { PoolRegistry } from './connections/pool-registry.ts';
 import { createSecretBox, loadSecretKey, type SecretBox } from './connections/secret-box.ts';
 import type { Engine, EngineConfig } from './engines/engine.ts';
 import { createEngine } from './engines/index.ts';
+import { createLimits, type Limits } from './limits/limits.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Database } from './store/schema.ts';
 import { openStore, type Store } from './store/store.ts';
+import { AsyncQueries, DEFAULT_BUDGET_BYTES } from './query/async-queries.ts';
 import { RunningQueries } from './query/running.ts';
 import { ensureDefaultWorkspace } from './workspaces/workspaces.ts';
 
@@ -24,6 +26,10 @@ export interface Services {
   /** Called after a write statement ran on a connection (schema caches listen). */
   onWrite: Set<(connectionId: string) => void>;
   running: RunningQueries;
+  /** Outcomes of `"async": true` queries, kept DBQ_RESULT_TTL in this process. */
+  asyncQueries: AsyncQueries;
+  /** Plan and failed-authentication rate limits (shared through Redis when configured). */
+  limits: Limits;
 }
 
 export interface ServiceOptions {
@@ -43,10 +49,18 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       connectTimeoutMs: config.connectionTestTimeoutMs,
     }),
   );
-  return { config, store, db: store.db, secretBox, pools, logger, createEngine, onWrite: new Set(), running: new RunningQueries() };
+  const limits = createLimits({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, logger });
+  const asyncQueries = new AsyncQueries({
+    ttlSeconds: config.resultTtlSeconds,
+    budgetBytes: Math.max(DEFAULT_BUDGET_BYTES, 2 * config.maxResultBytes),
+    logger,
+  });
+  return { config, store, db: store.db, secretBox, pools, logger, createEngine, onWrite: new Set(), running: new RunningQueries(), asyncQueries, limits };
 }
 
 export async function closeServices(svc: Services): Promise<void> {
+  svc.asyncQueries.close();
   await svc.pools.closeAll();
+  await svc.limits.close();
   await svc.store.close();
 }

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { sendLimitHeaders } from '../limits/http.ts';
 import { redactUrl } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { installErrorHandling } from './error-handler.ts';
@@ -44,6 +45,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  sendLimitHeaders(app);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       { reqId: request.id, method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },

@@ -3,6 +3,7 @@
 // unknown one, nor learn which workspaces exist.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InsufficientPermissionsError, InvalidApiKeyError } from '../errors.ts';
+import { limitAuthFailure } from '../limits/http.ts';
 import type { Services } from '../services.ts';
 import { authenticateKey, type Principal } from '../workspaces/api-keys.ts';
 import { DEFAULT_WORKSPACE } from '../workspaces/workspaces.ts';
@@ -35,10 +36,16 @@ export function addressedWorkspace(request: FastifyRequest, baseDomain: string |
 }
 
 export async function authenticateRequest(svc: Services, request: FastifyRequest, key: string | null): Promise<Principal> {
-  const principal = await authenticateKey(svc.db, key);
-  if (principal.workspace.slug !== addressedWorkspace(request, svc.config.baseDomain)) throw new InvalidApiKeyError();
-  request.principal = principal;
-  return principal;
+  try {
+    const principal = await authenticateKey(svc.db, key, svc.store.memo);
+    if (principal.workspace.slug !== addressedWorkspace(request, svc.config.baseDomain)) throw new InvalidApiKeyError();
+    request.principal = principal;
+    return principal;
+  } catch (err) {
+    // Failed attempts are counted per client address; past the budget they become 429.
+    if (err instanceof InvalidApiKeyError) await limitAuthFailure(svc, request);
+    throw err;
+  }
 }
 
 export function apiAuthHook(svc: Services) {

@@ -2,8 +2,11 @@
 // workspace) and under `/w/:workspace`, one session registry, and a clean shutdown. Open SSE
 // streams are responses that never end by themselves, so they are closed in `preClose` —
 // before Fastify's server.close() waits for in-flight responses — or app.close() would hang.
+// With DBQ_REDIS_URL, sessions are registered in Redis and a message for another process's
+// session is relayed to it (relay.ts), so a load balancer needs no session affinity.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
+import { McpRelay } from './relay.ts';
 import { McpSessions } from './sessions.ts';
 import { sseRoutes } from './sse-routes.ts';
 import { streamableRoutes } from './streamable-routes.ts';
@@ -15,6 +18,11 @@ export interface McpOptions {
   idleTimeoutMs?: number;
   /** Passed in by tests that watch sessions come and go. */
   sessions?: McpSessions;
+  /** Relay messages between processes through Redis; default: when DBQ_REDIS_URL is set. */
+  relay?: boolean;
+  /** Longest wait for the owning process's answer to a relayed message. Default: longer than
+   * any tool call may take (statement timeout 30 s + pool wait, or the AI provider timeout). */
+  relayTimeoutMs?: number;
 }
 
 export const MCP_DEFAULTS = { keepAliveMs: 15_000, idleTimeoutMs: 30 * 60_000 };
@@ -24,6 +32,20 @@ export function mcpPlugin(options: McpOptions = {}) {
     const sessions = options.sessions ?? new McpSessions();
     const keepAliveMs = options.keepAliveMs ?? MCP_DEFAULTS.keepAliveMs;
     const idleTimeoutMs = options.idleTimeoutMs ?? MCP_DEFAULTS.idleTimeoutMs;
+    const { config } = svc;
+    let relay: McpRelay | null = null;
+    if ((options.relay ?? true) && config.redisUrl) {
+      relay = new McpRelay({
+        redisUrl: config.redisUrl,
+        keyPrefix: config.redisKeyPrefix,
+        secretBox: svc.secretBox,
+        logger: svc.logger,
+        sessions,
+        timeoutMs: options.relayTimeoutMs ?? Math.max(30_000 + config.poolAcquireTimeoutMs, config.ai.timeoutMs) + 15_000,
+      });
+      sessions.relay = relay;
+      relay.start();
+    }
     sseRoutes(app, svc, { sessions, keepAliveMs });
     streamableRoutes(app, svc, { sessions, keepAliveMs });
 
@@ -37,7 +59,17 @@ export function mcpPlugin(options: McpOptions = {}) {
 
     app.addHook('preClose', async () => {
       clearInterval(sweep);
+      // Relayed streams written here are open responses too.
+      relay?.endStreams();
       await sessions.closeAll();
     });
+    // After the server has drained, so replies to relayed messages still in flight arrive.
+    if (relay) {
+      const r = relay;
+      app.addHook('onClose', async () => {
+        if (sessions.relay === r) sessions.relay = null;
+        await r.close();
+      });
+    }
   };
 }

@@ -5,6 +5,9 @@
 // opened with — still authenticates now (revoked, user disabled → 401, session closed) and is
 // the key the session was opened with (another key, even of the same user → 404). Unknown,
 // closed and not-yours sessions all answer the same 404, so an id reveals nothing.
+//
+// With a relay (relay.ts, when DBQ_REDIS_URL is set) a session another process holds is found
+// through Redis and passes the very same checks here; the route then relays the message to it.
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { FastifyRequest } from 'fastify';
 import { InvalidApiKeyError, NotFoundError } from '../errors.ts';
@@ -12,10 +15,12 @@ import { addressedWorkspace, authenticateRequest } from '../http/auth.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { hashKey } from '../workspaces/key-format.ts';
+import type { McpRelay } from './relay.ts';
 
 export type McpTransportKind = 'sse' | 'streamable';
 
-export interface McpSession {
+/** What a message to a session is checked against, wherever the session lives. */
+export interface SessionBinding {
   id: string;
   kind: McpTransportKind;
   workspaceSlug: string;
@@ -23,9 +28,22 @@ export interface McpSession {
   keyHash: string;
   /** SSE only: the key the stream was opened with, re-checked on each key-less POST. */
   secret: string | null;
+}
+
+/** A session of this process. */
+export interface McpSession extends SessionBinding {
   transport: Transport;
   openedAt: number;
   lastSeenAt: number;
+}
+
+/** A session another process holds (found through the relay); `owner` is that process. */
+export interface RemoteSession extends SessionBinding {
+  owner: string;
+}
+
+export function isRemote(session: McpSession | RemoteSession): session is RemoteSession {
+  return 'owner' in session;
 }
 
 export function sessionNotFound(): NotFoundError {
@@ -34,13 +52,19 @@ export function sessionNotFound(): NotFoundError {
 
 export class McpSessions {
   private readonly sessions = new Map<string, McpSession>();
+  /** Set by the plugin when DBQ_REDIS_URL is: sessions are then registered in Redis and
+   * messages for other processes' sessions are relayed. */
+  relay: McpRelay | null = null;
 
   get size(): number {
     return this.sessions.size;
   }
 
-  add(session: McpSession): void {
+  /** Resolves once the session is registered where other processes look (at once without a
+   * relay; never rejects), so the client's next message finds it whichever process it hits. */
+  add(session: McpSession): Promise<void> {
     this.sessions.set(session.id, session);
+    return this.relay ? this.relay.register(session).catch(() => {}) : Promise.resolve();
   }
 
   get(id: string): McpSession | undefined {
@@ -50,18 +74,26 @@ export class McpSessions {
   /** Called from the transport's onclose; closing is idempotent. */
   remove(id: string): void {
     this.sessions.delete(id);
+    this.relay?.unregister(id);
   }
 
   async close(id: string): Promise<void> {
     const session = this.sessions.get(id);
-    this.sessions.delete(id);
+    this.remove(id);
     await session?.transport.close().catch(() => {});
   }
 
   async closeAll(): Promise<void> {
     const all = [...this.sessions.values()];
     this.sessions.clear();
+    for (const s of all) this.relay?.unregister(s.id);
     await Promise.allSettled(all.map((s) => s.transport.close()));
+  }
+
+  /** The relay, for a route holding a RemoteSession (which only a relay hands out). */
+  requireRelay(): McpRelay {
+    if (!this.relay) throw new Error('a remote MCP session without a relay');
+    return this.relay;
   }
 
   /** Streamable HTTP sessions end with a DELETE the client may never send; SSE sessions end
@@ -74,7 +106,7 @@ export class McpSessions {
 }
 
 export interface SessionMessage {
-  session: McpSession;
+  session: McpSession | RemoteSession;
   principal: Principal;
 }
 
@@ -87,7 +119,8 @@ export async function authorizeSessionMessage(
   sessionId: string | undefined,
   presentedKey: string | null,
 ): Promise<SessionMessage> {
-  const found = sessionId ? sessions.get(sessionId) : undefined;
+  let found: McpSession | RemoteSession | null | undefined = sessionId ? sessions.get(sessionId) : undefined;
+  if (!found && sessionId && sessions.relay) found = await sessions.relay.lookup(sessionId);
   const session =
     found && found.kind === kind && found.workspaceSlug === addressedWorkspace(request, svc.config.baseDomain) ? found : undefined;
   const key = presentedKey ?? session?.secret ?? null;
@@ -99,11 +132,15 @@ export async function authorizeSessionMessage(
   } catch (err) {
     // The session's own key stopped authenticating (revoked, user disabled or deleted): the
     // session is dead. A stranger's bad key must not close someone else's session.
-    if (session && err instanceof InvalidApiKeyError && key && hashKey(key) === session.keyHash) await sessions.close(session.id);
+    if (session && err instanceof InvalidApiKeyError && key && hashKey(key) === session.keyHash) {
+      if (isRemote(session)) sessions.requireRelay().closeRemote(session);
+      else await sessions.close(session.id);
+    }
     throw err;
   }
   if (!session || (principal.apiKey?.id ?? null) !== session.keyId) throw sessionNotFound();
-  session.lastSeenAt = Date.now();
+  // A relayed message refreshes the session on its owner.
+  if (!isRemote(session)) session.lastSeenAt = Date.now();
   return { session, principal };
 }
 

@@ -12,7 +12,7 @@ import type { Services } from '../services.ts';
 import { hashKey } from '../workspaces/key-format.ts';
 import { countMessages } from './limits.ts';
 import { createMcpServer } from './server.ts';
-import { authInfoOf, authorizeSessionMessage, type McpSessions } from './sessions.ts';
+import { authInfoOf, authorizeSessionMessage, isRemote, type McpSessions } from './sessions.ts';
 
 export interface SseRouteOptions {
   sessions: McpSessions;
@@ -61,7 +61,9 @@ async function openStream(svc: Services, opts: SseRouteOptions, request: Fastify
     log.info({ sessions: opts.sessions.size }, 'mcp session closed');
   };
   const now = Date.now();
-  opts.sessions.add({
+  // Registered (in Redis too, with a relay) before the endpoint event goes out, so the
+  // client's first POST finds the session whichever process it reaches.
+  await opts.sessions.add({
     id: sessionId,
     kind: 'sse',
     workspaceSlug: principal.workspace.slug,
@@ -72,6 +74,12 @@ async function openStream(svc: Services, opts: SseRouteOptions, request: Fastify
     openedAt: now,
     lastSeenAt: now,
   });
+  if (res.destroyed) {
+    // The client left while the session was being registered: the transport never saw the
+    // response's 'close', so it would never call onclose.
+    transport.onclose?.();
+    return;
+  }
   const server = createMcpServer(svc, log);
   try {
     await server.connect(transport);
@@ -92,6 +100,11 @@ async function postMessage(svc: Services, opts: SseRouteOptions, request: Fastif
   // Checked here so a malformed message gets the dbq envelope rather than the SDK's plain text.
   if (!JSONRPCMessageSchema.safeParse(request.body).success) throw new InvalidRequestError('Invalid request: body is not a JSON-RPC message');
   await countMessages(svc, request, reply, principal, request.body);
+  if (isRemote(session)) {
+    // Another process holds the stream: it takes the message, the answer goes out on its stream.
+    await opts.sessions.requireRelay().forward(request, reply, session, principal);
+    return;
+  }
   const transport = session.transport as SSEServerTransport;
   reply.hijack();
   reply.raw.setHeader('x-request-id', request.id);

@@ -13,7 +13,7 @@ import type { Principal } from '../workspaces/api-keys.ts';
 import { hashKey } from '../workspaces/key-format.ts';
 import { countMessages } from './limits.ts';
 import { createMcpServer } from './server.ts';
-import { authInfoOf, authorizeSessionMessage, type McpSessions } from './sessions.ts';
+import { authInfoOf, authorizeSessionMessage, isRemote, type McpSessions, type RemoteSession } from './sessions.ts';
 
 export interface StreamableRouteOptions {
   sessions: McpSessions;
@@ -40,6 +40,7 @@ async function handle(svc: Services, opts: StreamableRouteOptions, request: Fast
 
   let principal: Principal;
   let transport: StreamableHTTPServerTransport | null = null;
+  let remote: RemoteSession | null = null;
   if (sessionId === undefined) {
     principal = await authenticateRequest(svc, request, key);
     if (request.method !== 'POST') throw new InvalidRequestError('Invalid request: Mcp-Session-Id header is required');
@@ -53,9 +54,15 @@ async function handle(svc: Services, opts: StreamableRouteOptions, request: Fast
   } else {
     let session;
     ({ session, principal } = await authorizeSessionMessage(svc, opts.sessions, request, 'streamable', sessionId, key));
-    transport = session.transport as StreamableHTTPServerTransport;
+    if (isRemote(session)) remote = session;
+    else transport = session.transport as StreamableHTTPServerTransport;
   }
   if (request.method === 'POST') await countMessages(svc, request, reply, principal, request.body);
+  if (remote) {
+    // The session lives in another process: it answers, this one passes the answer on.
+    await opts.sessions.requireRelay().forward(request, reply, remote, principal);
+    return;
+  }
   transport ??= await openSession(svc, opts, request, principal, key!);
 
   reply.hijack();
@@ -82,10 +89,12 @@ async function openSession(
     keepAliveMs: opts.keepAliveMs,
     // Registered when the SDK assigns the id (while handling the initialize request), so the
     // client's next request, which can only come after it has the id, finds the session.
-    onsessioninitialized: (id) => {
+    // The SDK awaits this before answering, so with a relay the session is in Redis before
+    // the client has its id.
+    onsessioninitialized: async (id) => {
       const now = Date.now();
       log = log.child({ mcpSession: id });
-      opts.sessions.add({
+      await opts.sessions.add({
         id,
         kind: 'streamable',
         workspaceSlug: principal.workspace.slug,

@@ -12,7 +12,7 @@ import { createLogger } from '../../src/logger.ts';
 import { closeServices, createServices, type Services } from '../../src/services.ts';
 import { createApiKey } from '../../src/workspaces/api-keys.ts';
 import { createUser } from '../../src/workspaces/users.ts';
-import { createWorkspace, ensureDefaultWorkspace } from '../../src/workspaces/workspaces.ts';
+import { createWorkspace, ensureDefaultWorkspace, setWorkspacePlan } from '../../src/workspaces/workspaces.ts';
 
 export { PG_URL, MYSQL_URL, tempDir, freshPostgresDatabase } from './databases.ts';
 
@@ -40,6 +40,9 @@ export async function createHarness(env: Record<string, string> = {}, opts: { lo
     : undefined;
   const svc = await createServices(config, { logger: createLogger(config.logLevel, destination as any) });
   await ensureDefaultWorkspace(svc.db);
+  // Suites that replay dozens of statements must not trip the free plan's 60 requests per
+  // minute; the limits themselves are proven in test/rate-limit*.test.ts.
+  await setWorkspacePlan(svc.db, 'default', 'enterprise');
   await createWorkspace(svc.db, { slug: 'other', plan: 'professional' });
   await createUser(svc.db, { workspace: 'default', email: 'admin@acme.test', role: 'admin', password: 'correct horse' });
   await createUser(svc.db, { workspace: 'default', email: 'reader@acme.test', role: 'read_only' });

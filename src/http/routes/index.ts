@@ -3,9 +3,12 @@
 // OpenAPI, the others are aliases.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.ts';
+import { requestLimitHook } from '../../limits/http.ts';
 import { apiAuthHook } from '../auth.ts';
 import { aiRoutes } from './ai.ts';
+import { asyncQueryRoutes } from './async-query.ts';
 import { connectionRoutes } from './connections.ts';
+import { exportRoutes } from './export.ts';
 import { historyRoutes } from './history.ts';
 import { queryRoutes } from './query.ts';
 import { openapiRoute } from './openapi.ts';
@@ -17,7 +20,7 @@ export interface RouteOptions {
 export type ApiRoute = (app: FastifyInstance, svc: Services, opts: RouteOptions) => void;
 
 /** Issues that add resources (MCP, AI, exports) append here. */
-export const API_ROUTES: ApiRoute[] = [connectionRoutes, queryRoutes, historyRoutes, aiRoutes];
+export const API_ROUTES: ApiRoute[] = [connectionRoutes, queryRoutes, historyRoutes, aiRoutes, exportRoutes, asyncQueryRoutes];
 
 export const API_PREFIXES = ['/api', '/api/v1', '/w/:workspace/api', '/w/:workspace/api/v1'];
 
@@ -29,6 +32,8 @@ export async function registerApiRoutes(app: FastifyInstance, svc: Services, ext
       openapiRoute(scope, svc, { hide: true });
       await scope.register(async (authed) => {
         authed.addHook('onRequest', apiAuthHook(svc));
+        // After auth: the plan comes with the principal; each /api request counts one.
+        authed.addHook('onRequest', requestLimitHook(svc));
         for (const route of [...API_ROUTES, ...extra]) route(authed, svc, { hide });
       });
     }, { prefix });

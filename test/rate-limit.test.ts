@@ -1,0 +1,288 @@
+// Rate limits in one process: the sliding window itself (in memory and in the machine's Redis,
+// with a 2-second window so the test can watch it slide), plan budgets and their headers
+// through the real /api, plan changes applying at the next request, and the per-address
+// limiter on failed authentications (X-Forwarded-For only from a trusted proxy).
+// Several processes sharing one budget: test/multi-process*.test.ts.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { addressKey, consumeRequest, createLimits, type LimitState, type Limits } from '../src/limits/limits.ts';
+import { createLogger } from '../src/logger.ts';
+import { createApiKey } from '../src/workspaces/api-keys.ts';
+import { createUser } from '../src/workspaces/users.ts';
+import { createWorkspace, getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
+import { createHarness, type Harness } from './support/harness.ts';
+import { deleteRedisKeys, MACHINE_REDIS_URL } from './support/processes.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const prefix = `dbqtest:${process.pid}:${randomBytes(4).toString('hex')}`;
+const silent = createLogger('silent');
+const ws = (plan: 'free' | 'professional' | 'enterprise', id = 'ws_test') => ({ workspace: { id, slug: 'x', plan } });
+
+function limited(state: LimitState) {
+  if (state.unlimited) throw new Error('expected a limited answer');
+  return state;
+}
+
+afterAll(async () => {
+  await deleteRedisKeys(MACHINE_REDIS_URL, prefix);
+});
+
+for (const backend of ['memory', 'redis'] as const) {
+  describe(`sliding window (${backend})`, () => {
+    let limits: Limits;
+    beforeAll(() => {
+      limits = createLimits({
+        redisUrl: backend === 'redis' ? MACHINE_REDIS_URL : null,
+        keyPrefix: `${prefix}:${backend}`,
+        logger: silent,
+        planLimits: { free: 3, professional: 5 },
+        authFailures: 2,
+        windowSeconds: 2,
+      });
+    });
+    afterAll(() => limits.close());
+
+    it('counts only the last window: a slot frees when the oldest request leaves it, not all at once', async () => {
+      const t0 = Date.now();
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_slide'))).remaining).toBe(2);
+      await sleep(1100);
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_slide'))).remaining).toBe(1);
+      const third = limited(await limits.consumeRequest(ws('free', 'ws_slide')));
+      expect(third).toMatchObject({ allowed: true, remaining: 0, limit: 3, shared: backend === 'redis' });
+      const refused = limited(await limits.consumeRequest(ws('free', 'ws_slide')));
+      expect(refused.allowed).toBe(false);
+      // The first request leaves the window 2 s after t0: well under a second from now.
+      expect(refused.resetSeconds).toBe(1);
+      await sleep(Math.max(0, t0 + 2100 - Date.now()));
+      // A fixed window would have reset to 3 here; the sliding one freed exactly one slot.
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_slide'))).allowed).toBe(true);
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_slide'))).allowed).toBe(false);
+    });
+
+    it('does not log refused requests: hammering while refused does not delay recovery', async () => {
+      for (let i = 0; i < 3; i++) expect(limited(await limits.consumeRequest(ws('free', 'ws_hammer'))).allowed).toBe(true);
+      for (let i = 0; i < 20; i++) expect(limited(await limits.consumeRequest(ws('free', 'ws_hammer'))).allowed).toBe(false);
+      await sleep(2100);
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_hammer'))).remaining).toBe(2);
+    });
+
+    it('keeps the count across a plan change; only the limit compared with it changes', async () => {
+      for (let i = 0; i < 3; i++) await limits.consumeRequest(ws('free', 'ws_plan'));
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_plan'))).allowed).toBe(false);
+      const upgraded = limited(await limits.consumeRequest(ws('professional', 'ws_plan')));
+      expect(upgraded).toMatchObject({ allowed: true, limit: 5, remaining: 1 });
+      expect(await limits.consumeRequest(ws('enterprise', 'ws_plan'))).toEqual({ unlimited: true, allowed: true });
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_plan'))).allowed).toBe(false);
+    });
+
+    it('takes a batch all or none', async () => {
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_batch'), 2))).toMatchObject({ allowed: true, remaining: 1 });
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_batch'), 2)).allowed).toBe(false);
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_batch'), 1))).toMatchObject({ allowed: true, remaining: 0 });
+    });
+
+    it('keeps workspaces apart', async () => {
+      for (let i = 0; i < 3; i++) await limits.consumeRequest(ws('free', 'ws_a'));
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_a'))).allowed).toBe(false);
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_b'))).allowed).toBe(true);
+    });
+
+    it('counts failed authentications per address, IPv6 per /64', async () => {
+      await limits.recordAuthFailure('2001:db8:1:2::5');
+      await limits.recordAuthFailure('2001:db8:1:2:ffff::9');
+      expect(limited(await limits.recordAuthFailure('2001:db8:1:2::77')).allowed).toBe(false);
+      expect(limited(await limits.recordAuthFailure('2001:db8:1:3::5')).allowed).toBe(true);
+      expect(limited(await limits.recordAuthFailure('192.0.2.1')).allowed).toBe(true);
+    });
+  });
+}
+
+describe('DBQ_TRUST_PROXY', () => {
+  it('takes a boolean or the proxies\' addresses, and refuses anything else at start', async () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ DBQ_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ DBQ_TRUST_PROXY: '0' }).trustProxy).toBe(false);
+    expect(loadConfig({ DBQ_TRUST_PROXY: '10.0.0.0/8, loopback,2001:db8::1' }).trustProxy).toBe('10.0.0.0/8,loopback,2001:db8::1');
+    expect(() => loadConfig({ DBQ_TRUST_PROXY: 'proxy.internal' })).toThrow(ConfigError);
+    expect(() => loadConfig({ DBQ_TRUST_PROXY: '10.0.0.0/8/1' })).toThrow(/DBQ_TRUST_PROXY/);
+    expect(() => loadConfig({ DBQ_REDIS_URL: 'http://127.0.0.1:6379' })).toThrow(/DBQ_REDIS_URL/);
+  });
+});
+
+describe('addressKey', () => {
+  it('reduces IPv6 to its /64 and unwraps IPv4-mapped addresses', () => {
+    expect(addressKey('203.0.113.9')).toBe('203.0.113.9');
+    expect(addressKey('::ffff:203.0.113.9')).toBe('203.0.113.9');
+    expect(addressKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(addressKey('2001:0db8:0001:0002:0003:0004:0005:0006')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('::1')).toBe('0:0:0:0::/64');
+  });
+});
+
+describe('plan limits through /api', () => {
+  let h: Harness;
+  let freeKey: string;
+  let proKey: string;
+
+  beforeAll(async () => {
+    h = await createHarness();
+    await createWorkspace(h.svc.db, { slug: 'freews', plan: 'free' });
+    await createUser(h.svc.db, { workspace: 'freews', email: 'a@free.test', role: 'admin' });
+    freeKey = (await createApiKey(h.svc.db, { workspace: 'freews', email: 'a@free.test', name: 'k' })).secret;
+    await createWorkspace(h.svc.db, { slug: 'prows', plan: 'professional' });
+    await createUser(h.svc.db, { workspace: 'prows', email: 'a@pro.test', role: 'admin' });
+    proKey = (await createApiKey(h.svc.db, { workspace: 'prows', email: 'a@pro.test', name: 'k' })).secret;
+  });
+  afterAll(() => h.close());
+
+  it('allows a free workspace 60 requests a minute with RateLimit headers, then 429 with Retry-After', async () => {
+    for (let i = 1; i <= 60; i++) {
+      const res = await h.call('GET', '/w/freews/api/connections', freeKey);
+      expect(res.status).toBe(200);
+      expect(res.headers['ratelimit-limit']).toBe('60');
+      expect(res.headers['ratelimit-remaining']).toBe(String(60 - i));
+      expect(Number(res.headers['ratelimit-reset'])).toBeGreaterThanOrEqual(59);
+      expect(Number(res.headers['ratelimit-reset'])).toBeLessThanOrEqual(60);
+    }
+    const res = await h.call('GET', '/w/freews/api/connections', freeKey);
+    expect(res.status).toBe(429);
+    expect(res.body).toEqual({ success: false, error: 'Rate limit exceeded', code: 'rate_limited' });
+    expect(res.headers['ratelimit-limit']).toBe('60');
+    expect(res.headers['ratelimit-remaining']).toBe('0');
+    const retry = Number(res.headers['retry-after']);
+    expect(retry).toBeGreaterThanOrEqual(1);
+    expect(retry).toBeLessThanOrEqual(60);
+    expect(res.headers['ratelimit-reset']).toBe(res.headers['retry-after']);
+    // Every mount of the API counts against the same workspace budget.
+    expect((await h.call('POST', '/w/freews/api/v1/query', freeKey, { connectionId: 'x', sql: 'SELECT 1' })).status).toBe(429);
+  });
+
+  it('puts the headers on a limited request that fails later too', async () => {
+    const res = await h.call('POST', '/w/prows/api/query', proKey, { connectionId: 'nope', sql: 'SELECT 1' });
+    expect(res.status).toBe(404);
+    expect(res.headers['ratelimit-limit']).toBe('300');
+    expect(res.headers['ratelimit-remaining']).toBe('299');
+  });
+
+  it('never limits an enterprise workspace and sends no headers', async () => {
+    for (let i = 0; i < 150; i++) {
+      const res = await h.call('GET', '/api/connections', h.adminKey);
+      expect(res.status).toBe(200);
+      expect(res.headers['ratelimit-limit']).toBeUndefined();
+      expect(res.headers['retry-after']).toBeUndefined();
+    }
+  });
+
+  it('applies a plan change at the next request', async () => {
+    expect((await h.call('GET', '/w/freews/api/connections', freeKey)).status).toBe(429);
+    await setWorkspacePlan(h.svc.db, 'freews', 'professional');
+    const res = await h.call('GET', '/w/freews/api/connections', freeKey);
+    expect(res.status).toBe(200);
+    expect(res.headers['ratelimit-limit']).toBe('300');
+    // 60 admitted before the change, this one makes 61.
+    expect(res.headers['ratelimit-remaining']).toBe('239');
+    await setWorkspacePlan(h.svc.db, 'freews', 'enterprise');
+    expect((await h.call('GET', '/w/freews/api/connections', freeKey)).headers['ratelimit-limit']).toBeUndefined();
+    await setWorkspacePlan(h.svc.db, 'freews', 'free');
+    expect((await h.call('GET', '/w/freews/api/connections', freeKey)).status).toBe(429);
+  });
+
+  it('does not count public routes (no key, no principal)', async () => {
+    const res = await h.call('GET', '/w/prows/api/openapi.json', null);
+    expect(res.status).toBe(200);
+    expect(res.headers['ratelimit-limit']).toBeUndefined();
+  });
+
+  it('offers consumeRequest to other front doors (MCP counts each message with it)', async () => {
+    const before = await h.call('GET', '/w/prows/api/connections', proKey);
+    const { id } = await getWorkspace(h.svc.db, 'prows');
+    const state = await consumeRequest(h.svc, { workspace: { id, slug: 'prows', plan: 'professional' } });
+    const after = await h.call('GET', '/w/prows/api/connections', proKey);
+    expect(limited(state).remaining).toBe(Number(before.headers['ratelimit-remaining']) - 1);
+    expect(Number(after.headers['ratelimit-remaining'])).toBe(limited(state).remaining - 1);
+  });
+});
+
+describe('failed authentications per client address', () => {
+  const bad = 'dbq_' + 'x'.repeat(40);
+  const call = (h: Harness, key: string | null, from: string, headers: Record<string, string> = {}) =>
+    h.app.inject({ method: 'GET', url: '/api/connections', remoteAddress: from, headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers } });
+
+  describe('without a trusted proxy', () => {
+    let h: Harness;
+    beforeAll(async () => {
+      h = await createHarness();
+    });
+    afterAll(() => h.close());
+
+    it('answers 401 twenty times a minute, then 429 with Retry-After, while a valid key from the same address works', async () => {
+      for (let i = 0; i < 20; i++) expect((await call(h, i % 2 ? bad : null, '198.51.100.7')).statusCode).toBe(401);
+      const refused = await call(h, bad, '198.51.100.7');
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json()).toEqual({ success: false, error: 'Rate limit exceeded', code: 'rate_limited' });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(refused.headers['ratelimit-limit']).toBeUndefined();
+      expect((await call(h, h.adminKey, '198.51.100.7')).statusCode).toBe(200);
+      // Another address has its own budget.
+      expect((await call(h, bad, '198.51.100.8')).statusCode).toBe(401);
+    });
+
+    it('ignores X-Forwarded-For: a client cannot claim a fresh address', async () => {
+      for (let i = 0; i < 20; i++) await call(h, bad, '198.51.100.9', { 'x-forwarded-for': `203.0.113.${i}` });
+      expect((await call(h, bad, '198.51.100.9', { 'x-forwarded-for': '203.0.113.200' })).statusCode).toBe(429);
+    });
+  });
+
+  describe('behind a trusted proxy (DBQ_TRUST_PROXY=loopback)', () => {
+    let h: Harness;
+    beforeAll(async () => {
+      h = await createHarness({ DBQ_TRUST_PROXY: 'loopback' });
+    });
+    afterAll(() => h.close());
+
+    it('counts the client address the proxy reports', async () => {
+      for (let i = 0; i < 20; i++) expect((await call(h, bad, '127.0.0.1', { 'x-forwarded-for': '203.0.113.50' })).statusCode).toBe(401);
+      expect((await call(h, bad, '127.0.0.1', { 'x-forwarded-for': '203.0.113.50' })).statusCode).toBe(429);
+      expect((await call(h, bad, '127.0.0.1', { 'x-forwarded-for': '203.0.113.51' })).statusCode).toBe(401);
+      expect((await call(h, h.adminKey, '127.0.0.1', { 'x-forwarded-for': '203.0.113.50' })).statusCode).toBe(200);
+    });
+
+    it('reads X-Forwarded-For from the right: entries the client wrote itself do not count', async () => {
+      for (let i = 0; i < 20; i++) await call(h, bad, '127.0.0.1', { 'x-forwarded-for': `10.9.9.${i}, 203.0.113.60` });
+      expect((await call(h, bad, '127.0.0.1', { 'x-forwarded-for': '10.9.9.250, 203.0.113.60' })).statusCode).toBe(429);
+    });
+
+    it('does not trust X-Forwarded-For from an address that is not a proxy', async () => {
+      for (let i = 0; i < 20; i++) await call(h, bad, '198.51.100.20', { 'x-forwarded-for': `203.0.113.${100 + i}` });
+      expect((await call(h, bad, '198.51.100.20', { 'x-forwarded-for': '203.0.113.199' })).statusCode).toBe(429);
+    });
+  });
+});
+
+describe('limits in the machine\'s Redis', () => {
+  let h: Harness;
+  let key: string;
+  const redisPrefix = `${prefix}:http`;
+  beforeAll(async () => {
+    h = await createHarness({ DBQ_REDIS_URL: MACHINE_REDIS_URL, DBQ_REDIS_KEY_PREFIX: redisPrefix });
+    await createWorkspace(h.svc.db, { slug: 'redisws', plan: 'free' });
+    await createUser(h.svc.db, { workspace: 'redisws', email: 'a@r.test', role: 'admin' });
+    key = (await createApiKey(h.svc.db, { workspace: 'redisws', email: 'a@r.test', name: 'k' })).secret;
+  });
+  afterAll(() => h.close());
+
+  it('counts there, under DBQ_REDIS_KEY_PREFIX', async () => {
+    const res = await h.call('GET', '/w/redisws/api/connections', key);
+    expect(res.headers['ratelimit-remaining']).toBe('59');
+    const redis = new Redis(MACHINE_REDIS_URL);
+    try {
+      const wsId = (await getWorkspace(h.svc.db, 'redisws')).id;
+      expect(await redis.zcard(`${redisPrefix}:requests:${wsId}`)).toBe(1);
+      expect(await redis.pttl(`${redisPrefix}:requests:${wsId}`)).toBeGreaterThan(55_000);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
