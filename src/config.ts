@@ -56,7 +56,7 @@ export const SETTINGS = {
   DBQ_POOL_ACQUIRE_TIMEOUT_MS: { schema: int(10_000, 10, 300_000), doc: 'How long a query waits for a free connection of a database before 503 `database_busy`.' },
   DBQ_SHUTDOWN_GRACE_MS: { schema: int(10_000, 0, 300_000), doc: 'On SIGTERM, how long in-flight queries may finish before they are cancelled.' },
   DBQ_METRICS_TOKEN: { schema: optionalString, doc: 'When set, `GET /metrics` needs `Authorization: Bearer <token>`.' },
-  DBQ_REDIS_URL: { schema: optionalString, doc: 'Redis for shared rate-limit counts between processes (`redis://…`, `rediss://…`). Unset, or while Redis is unreachable: each process counts alone.' },
+  DBQ_REDIS_URL: { schema: optionalString, doc: 'Redis shared by several processes (`redis://…`, `rediss://…`): rate-limit counts and the MCP session relay. Unset, or while Redis is unreachable: each process counts alone and MCP sessions stay on the process that opened them.' },
   DBQ_REDIS_KEY_PREFIX: { schema: z.string().regex(/^[A-Za-z0-9:._-]{1,64}$/).default('dbq'), doc: 'Prefix of the keys dbq writes in Redis; give each deployment that shares one Redis its own.' },
   DBQ_TRUST_PROXY: { schema: trustProxy, doc: 'Honour `X-Forwarded-For`/`-Proto`: `true` trusts every hop (only when your proxy overwrites the header); better, the comma-separated addresses/CIDRs of your proxies (`10.0.0.0/8,loopback`), so a client cannot choose its own address.' },
   DBQ_AI_PROVIDER: { schema: z.enum(['builtin', 'openai', 'anthropic']).default('builtin'), doc: 'SQL generator for `/ai/generate`: `builtin` (offline), `openai` (any OpenAI-compatible server), `anthropic`.' },
