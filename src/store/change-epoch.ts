@@ -29,8 +29,12 @@ function writtenTable(node: RootOperationNode): string | null | undefined {
 
 export class ChangeEpoch implements KyselyPlugin {
   private ownWrites = 0;
+  // Prepared once: handle.pragma() would prepare the statement again on every request.
+  private readonly dataVersion: Database.Statement;
 
-  constructor(private readonly handle: Database.Database) {}
+  constructor(handle: Database.Database) {
+    this.dataVersion = handle.prepare('PRAGMA data_version').pluck();
+  }
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const table = writtenTable(args.node);
@@ -48,6 +52,6 @@ export class ChangeEpoch implements KyselyPlugin {
   }
 
   current(): string {
-    return `${this.handle.pragma('data_version', { simple: true })}:${this.ownWrites}`;
+    return `${this.dataVersion.get() as number}:${this.ownWrites}`;
   }
 }
