@@ -1,0 +1,60 @@
+// PostgreSQL reads go out as one pipeline that ends with pg_advisory_unlock_all() and
+// ROLLBACK, and the pooled connection then skips the reset round trip. These tests prove that
+// shortcut leaks nothing: a user-defined function called from a read (something the parser
+// guard cannot see into) can take an advisory lock or change a setting, and the next request
+// on the same pooled connection must see neither.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine } from '../src/engines/index.ts';
+import type { Engine } from '../src/engines/engine.ts';
+import { postgresConfig } from './support/engines.ts';
+
+const fn = `dbq_pipe_${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
+let admin: pg.Client;
+let engine: Engine;
+const read = (sql: string, maxRows = 1000) => engine.execute({ sql, params: [], readOnly: true, timeoutMs: 5000, maxRows, maxBytes: 1 << 24 });
+
+beforeAll(async () => {
+  admin = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' });
+  await admin.connect();
+  await admin.query(`CREATE FUNCTION ${fn}_lock() RETURNS int LANGUAGE sql AS 'SELECT pg_advisory_lock(4242); SELECT 1'`);
+  await admin.query(`CREATE FUNCTION ${fn}_set() RETURNS text LANGUAGE sql AS $$SELECT set_config('application_name', 'leaked', false)$$`);
+  // One connection, so every request reuses the same backend.
+  engine = createEngine(postgresConfig({ maxConnections: 1 }));
+});
+
+afterAll(async () => {
+  await engine.close();
+  await admin.query(`DROP FUNCTION IF EXISTS ${fn}_lock(); DROP FUNCTION IF EXISTS ${fn}_set()`);
+  await admin.end();
+});
+
+describe('PostgreSQL read pipeline', () => {
+  it('releases an advisory lock a function took during a read', async () => {
+    await read(`SELECT ${fn}_lock()`);
+    const pid = (await read('SELECT pg_backend_pid()')).rows[0][0];
+    const locks = await admin.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = $1", [pid]);
+    expect(locks.rows[0].n).toBe(0);
+  });
+
+  it('reverts a setting a function changed during a read', async () => {
+    expect((await read(`SELECT ${fn}_set()`)).rows).toEqual([['leaked']]);
+    expect((await read("SELECT current_setting('application_name')")).rows[0][0]).not.toBe('leaked');
+  });
+
+  it('leaves no transaction open and still truncates at maxRows', async () => {
+    const cut = await read('SELECT g FROM generate_series(1, 20) g', 5);
+    expect(cut.rowCount).toBe(5);
+    expect(cut.truncated).toBe(true);
+    const exact = await read('SELECT g FROM generate_series(1, 5) g', 5);
+    expect(exact.truncated).toBe(false);
+    const pid = (await read('SELECT pg_backend_pid()')).rows[0][0];
+    const state = await admin.query('SELECT state FROM pg_stat_activity WHERE pid = $1', [pid]);
+    expect(state.rows[0].state).toBe('idle');
+  });
+
+  it('still refuses a write that reaches the database through a read', async () => {
+    const err = await read(`SELECT 1 FROM (SELECT ${fn}_lock()) x; SELECT 2`).catch((e) => e);
+    expect(err.code).toBe('query_failed');
+  });
+});
