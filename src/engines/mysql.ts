@@ -71,6 +71,9 @@ class MysqlEngine implements Engine {
   async execute(opts: ExecuteOptions): Promise<ExecuteResult> {
     const session = await this.open(opts);
     try {
+      // A cancel that came while the session was being opened found no statement to stop:
+      // honour it here, before the statement is sent (the send is synchronous from here).
+      if (session.watch.reason) throw session.watch.error();
       const result = await session.watch.run(runStatement(session, opts));
       if (session.watch.reason) throw session.watch.error();
       return result;
@@ -84,6 +87,8 @@ class MysqlEngine implements Engine {
   async stream(opts: StreamOptions): Promise<RowStream> {
     const session = await this.open(opts);
     try {
+      // As in execute(): a cancel during open() must not be lost.
+      if (session.watch.reason) throw session.watch.error();
       return await openStatementStream(session, opts, (err) => this.classify(err, session));
     } catch (err) {
       await session.end();

@@ -31,6 +31,7 @@ import {
   type Cursor,
   type RawRow,
 } from './postgres-cursor.ts';
+import { PipelinedStatement } from './postgres-batch.ts';
 import { readTables } from './postgres-introspect.ts';
 import { PostgresTypes } from './postgres-types.ts';
 import type { PgType } from './postgres-values.ts';
@@ -61,6 +62,9 @@ interface Session {
   timeoutMs: number;
   /** Runs after the watch abandoned the connection (a stream ends its iterator here). */
   onAbandon: (() => void) | null;
+  /** Set when the statement's own pipeline already rolled back and released advisory locks,
+   * so the connection is known clean and needs no reset round trip. */
+  clean: boolean;
   /** Reset and return the connection, then free the slot; idempotent. */
   end(): Promise<void>;
   ended: Promise<void>;
@@ -96,23 +100,56 @@ class PostgresEngine implements Engine {
   }
 
   async execute(opts: ExecuteOptions): Promise<ExecuteResult> {
-    const session = await this.open(opts);
-    try {
-      const raw = await session.watch.run(readRows(session.client, opts));
-      const types = await session.watch.run(this.types.resolve(raw.fields, (text, values) => session.client.query(text, values)));
-      if (session.watch.reason) throw session.watch.error();
-      const returnsRows = raw.fields.length > 0;
-      return {
-        columns: columnsOf(raw.fields, types),
-        rows: raw.rows.map((row) => decodeRow(row, types)),
-        rowCount: raw.rows.length,
-        truncated: raw.truncated,
-        affectedRows: returnsRows ? null : (raw.rowCount ?? 0),
-      };
-    } catch (err) {
-      throw this.classify(err, session);
-    } finally {
-      session.release();
+    // Reads go out as one pipeline (postgres-batch.ts): BEGIN READ ONLY, SET LOCAL
+    // statement_timeout and the statement in a single round trip. Writes keep a separate SET:
+    // in a pipeline they would share an implicit transaction, which VACUUM, CREATE INDEX
+    // CONCURRENTLY and friends refuse.
+    for (let attempt = 1; ; attempt++) {
+      const session = await this.open(opts, opts.readOnly);
+      try {
+        // A cancel that came while the session was being opened found no statement to stop:
+        // honour it here, before the statement is sent (the send is synchronous from here).
+        if (session.watch.reason) throw session.watch.error();
+        let raw: { fields: pg.FieldDef[]; rows: RawRow[]; truncated: boolean; rowCount: number | null };
+        if (opts.readOnly) {
+          const statement = new PipelinedStatement(
+            [`BEGIN READ ONLY`, `SET LOCAL statement_timeout = ${session.timeoutMs}`],
+            opts.sql,
+            opts.params,
+            opts.maxRows,
+            opts.maxBytes,
+            // Advisory locks are session-level and survive ROLLBACK; a user-defined function
+            // could have taken one. Releasing them here leaves nothing to reset afterwards.
+            ['SELECT pg_advisory_unlock_all()', 'ROLLBACK'],
+          );
+          session.client.query(statement as unknown as pg.QueryConfig);
+          raw = await session.watch.run(statement.done);
+          session.clean = true;
+        } else {
+          raw = await session.watch.run(readRows(session.client, opts));
+        }
+        const types = await session.watch.run(this.types.resolve(raw.fields, (text, values) => session.client.query(text, values)));
+        if (session.watch.reason) throw session.watch.error();
+        const returnsRows = raw.fields.length > 0;
+        return {
+          columns: columnsOf(raw.fields, types),
+          rows: raw.rows.map((row) => decodeRow(row, types)),
+          rowCount: raw.rows.length,
+          truncated: raw.truncated,
+          affectedRows: returnsRows ? null : (raw.rowCount ?? 0),
+        };
+      } catch (err) {
+        const classified = this.classify(err, session);
+        // A pooled connection the server dropped while idle fails the pipeline before anything
+        // ran; a read is safe to send once more on a fresh connection.
+        if (attempt === 1 && opts.readOnly && classified instanceof ConnectionFailedError && !session.watch.reason) {
+          await session.end();
+          continue;
+        }
+        throw classified;
+      } finally {
+        session.release();
+      }
     }
   }
 
@@ -123,6 +160,8 @@ class PostgresEngine implements Engine {
     let types: PgType[];
     let fields: pg.FieldDef[];
     try {
+      // As in execute(): a cancel during open() must not be lost.
+      if (session.watch.reason) throw session.watch.error();
       const open = openCursor(session.client, opts.sql, opts.params);
       cursor = open.cursor;
       first = await session.watch.run(readCursor(cursor, batchSize(opts.maxRows)));
@@ -134,25 +173,41 @@ class PostgresEngine implements Engine {
       await session.end();
       throw this.classify(err, session);
     }
+    const size = batchSize(opts.maxRows);
     let pending: RawRow[] | null = first;
+    // One batch is fetched ahead while the consumer works on the current one: without it every
+    // batch waits a full round trip plus the server producing it, and a 1M-row export spent
+    // half its time idle (issue 7). At most two batches are held.
+    let ahead: Promise<RawRow[]> | null = null;
+    const fetchAhead = (previous: RawRow[]) => {
+      if (previous.length < size || cursor.state === 'done') return;
+      ahead = session.watch.run(readCursor(cursor, size));
+      ahead.catch(() => {});
+    };
     const { rows, abort } = createRowIterable(
       {
         pull: async () => {
           if (pending) {
             const batch = pending;
             pending = null;
+            fetchAhead(batch);
             return batch.length ? batch.map((row) => decodeRow(row, types)) : null;
           }
-          if (cursor.state === 'done') return null;
+          if (!ahead) return null;
           try {
-            const batch = await session.watch.run(readCursor(cursor, batchSize(opts.maxRows)));
+            const batch = await ahead;
+            ahead = null;
             if (session.watch.reason) throw session.watch.error();
+            fetchAhead(batch);
             return batch.length ? batch.map((row) => decodeRow(row, types)) : null;
           } catch (err) {
             throw this.classify(err, session);
           }
         },
         cleanup: async () => {
+          // A read still in flight is answered before the portal Close (the protocol is in
+          // order); wait for it so close() finds the cursor idle.
+          if (ahead) await (ahead as Promise<RawRow[]>).catch(() => {});
           // An abandoned connection would never answer the portal Close.
           if (!session.watch.abandoned) await closeCursor(cursor).catch(() => {});
           await session.end();
@@ -284,7 +339,8 @@ class PostgresEngine implements Engine {
     return pool;
   }
 
-  private async open(opts: SessionOptions): Promise<Session> {
+  /** `pipelined`: the caller sends the session set-up itself, in the statement's pipeline. */
+  private async open(opts: SessionOptions, pipelined = false): Promise<Session> {
     const releaseSlot = await this.slots.acquire(this.config.acquireTimeoutMs, opts.signal);
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient;
@@ -295,6 +351,10 @@ class PostgresEngine implements Engine {
         throw classifyPostgresConnectError(err, this.config.password);
       }
       const session = this.startSession(client, opts);
+      if (pipelined) {
+        session.ended.then(releaseSlot, releaseSlot);
+        return session;
+      }
       try {
         // The database enforces the timeout; SET LOCAL dies with the transaction, the session
         // SET is undone by DISCARD ALL on release.
@@ -323,6 +383,7 @@ class PostgresEngine implements Engine {
       client,
       timeoutMs,
       onAbandon: null,
+      clean: false,
       watch: new StatementWatch({
         timeoutMs,
         backstopMs: BACKSTOP_MS,
@@ -341,7 +402,7 @@ class PostgresEngine implements Engine {
       end: async () => {
         if (!this.sessions.delete(session)) return session.ended;
         await session.watch.finish();
-        await this.release(client, session.watch.abandoned);
+        await this.release(client, session.watch.abandoned, session.clean);
         finished();
       },
     };
@@ -352,8 +413,15 @@ class PostgresEngine implements Engine {
   /** Hands the client back clean: a failed or read-only transaction is rolled back and the
    * session state (SET, SET ROLE, temp tables, advisory locks, prepared statements, LISTEN) is
    * discarded before anyone else can get it; a client that cannot be reset is destroyed. */
-  private async release(client: pg.PoolClient, abandoned: boolean): Promise<void> {
+  private async release(client: pg.PoolClient, abandoned: boolean, clean = false): Promise<void> {
     let destroy = abandoned || this.broken.has(client);
+    // A read pipeline that completed ended with ROLLBACK + pg_advisory_unlock_all(): inside a
+    // READ ONLY transaction nothing else can outlive the rollback (SET reverts, temp tables
+    // and holdable cursors cannot be created, LISTEN is transactional).
+    if (!destroy && clean && client.getTransactionStatus() === 'I') {
+      client.release();
+      return;
+    }
     if (!destroy) {
       const reset = client.getTransactionStatus() === 'I' ? 'DISCARD ALL' : ROLLBACK_AND_DISCARD;
       let timer: NodeJS.Timeout | undefined;

@@ -113,24 +113,42 @@ class SqliteEngine implements Engine {
     }
     let pending: Batch | null = first;
     let more = first.more;
+    // The child reads the next batch while this process encodes and sends the current one
+    // (two processes, two cores): without it each batch waited a full IPC round trip and the
+    // child's work (issue 7). At most two batches are held.
+    let ahead: Promise<Batch> | null = null;
+    const fetchAhead = () => {
+      if (!more) return;
+      ahead = session.watch.run(session.child.call<Batch>('streamNext', { batch: STREAM_BATCH }));
+      ahead.catch(() => {});
+    };
     const { rows, abort } = createRowIterable(
       {
         pull: async () => {
           if (pending) {
             const batch = pending;
             pending = null;
+            fetchAhead();
             return batch.rows.length || more ? batch.rows : null;
           }
-          if (!more) return null;
+          if (!ahead) return null;
           try {
-            const next = await session.watch.run(session.child.call<Batch>('streamNext', { batch: STREAM_BATCH }));
+            const next = await ahead;
+            ahead = null;
             more = next.more;
-            return next.rows;
+            fetchAhead();
+            return next.rows.length || more ? next.rows : null;
           } catch (err) {
             throw this.classify(err, session);
           }
         },
         cleanup: async () => {
+          if (ahead) {
+            await (ahead as Promise<Batch>).then(
+              (next) => void (more = next.more),
+              () => {},
+            );
+          }
           if (more && session.child.alive) await session.child.call('streamClose').catch(() => session.child.kill());
           await session.end();
         },

@@ -9,6 +9,9 @@ import { QueryCanceledError, QueryTimeoutError, type DbqError } from '../errors.
 
 export type StopReason = 'timeout' | 'canceled';
 
+/** How often an unanswered cancel is sent again (see stop()). */
+const CANCEL_RETRY_MS = 200;
+
 export interface WatchOptions {
   timeoutMs: number;
   /** Added to timeoutMs so the server's own timeout normally wins the race. */
@@ -28,17 +31,18 @@ export class StatementWatch {
   private readonly opts: WatchOptions;
   private readonly timer: NodeJS.Timeout;
   private graceTimer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private finished = false;
   private pendingCancel: Promise<void> = Promise.resolve();
-  private readonly hardStop: Promise<never>;
-  private rejectHardStop: (err: DbqError) => void = () => {};
+  /** Rejecters of the run() calls in flight; called when the connection is abandoned. Not a
+   * Promise.race against one long-lived promise: every race leaves a reaction on it holding
+   * its settled result, so a stream's run() per batch kept every batch alive (issue 7). */
+  private readonly waiting = new Set<(err: DbqError) => void>();
+  private hardStopError: DbqError | null = null;
   private readonly onAbort = () => this.stop('canceled');
 
   constructor(opts: WatchOptions) {
     this.opts = opts;
-    this.hardStop = new Promise<never>((_, reject) => {
-      this.rejectHardStop = reject;
-    });
-    this.hardStop.catch(() => {});
     this.timer = setTimeout(() => this.stop('timeout'), opts.timeoutMs + opts.backstopMs);
     if (opts.signal?.aborted) queueMicrotask(this.onAbort);
     else opts.signal?.addEventListener('abort', this.onAbort, { once: true });
@@ -47,7 +51,20 @@ export class StatementWatch {
   /** Resolves/rejects with `work`, or rejects when the connection had to be abandoned. */
   run<T>(work: Promise<T>): Promise<T> {
     work.catch(() => {});
-    return Promise.race([work, this.hardStop]);
+    if (this.hardStopError) return Promise.reject(this.hardStopError);
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.add(reject);
+      work.then(
+        (value) => {
+          this.waiting.delete(reject);
+          resolve(value);
+        },
+        (err: unknown) => {
+          this.waiting.delete(reject);
+          reject(err);
+        },
+      );
+    });
   }
 
   /** Stop the statement for `reason` (first reason wins). */
@@ -55,10 +72,19 @@ export class StatementWatch {
     if (this.reason) return;
     this.reason = reason;
     this.pendingCancel = this.opts.cancel().catch(() => {});
+    // A cancel that reaches the server between two protocol messages of the statement is
+    // ignored there (PostgreSQL between Bind/Describe and Execute, MySQL between prepare and
+    // execute), and the statement then runs on: ask again until it ends or the grace is over.
+    this.retryTimer = setInterval(() => {
+      this.pendingCancel = this.pendingCancel.then(() => (this.finished ? undefined : this.opts.cancel().catch(() => {})));
+    }, CANCEL_RETRY_MS);
     this.graceTimer = setTimeout(() => {
+      if (this.retryTimer) clearInterval(this.retryTimer);
       this.abandoned = true;
       this.opts.abandon();
-      this.rejectHardStop(this.error());
+      this.hardStopError = this.error();
+      for (const reject of this.waiting) reject(this.hardStopError);
+      this.waiting.clear();
     }, this.opts.graceMs);
   }
 
@@ -70,7 +96,9 @@ export class StatementWatch {
   /** Clear timers and wait for an in-flight cancel request, so it cannot land on the next
    * statement sent on the same connection. */
   async finish(): Promise<void> {
+    this.finished = true;
     clearTimeout(this.timer);
+    if (this.retryTimer) clearInterval(this.retryTimer);
     if (this.graceTimer) clearTimeout(this.graceTimer);
     this.opts.signal?.removeEventListener('abort', this.onAbort);
     await this.pendingCancel;

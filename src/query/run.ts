@@ -2,10 +2,13 @@
 // console): resolve the connection → classify with the dialect's parser → permission →
 // execute (reads inside the engine's read-only mode, timeout enforced by the database) →
 // encode → exactly one history entry, whatever the outcome past the connection look-up.
+// The steps are split so exports (export.ts) and async queries (async-queries.ts) share them:
+// prepareQuery() up to the permission check, executePrepared() for a JSON result,
+// recordHistory()/trackRunning() for whatever runs the statement instead.
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { getConnectionRow } from '../connections/connections.ts';
-import type { Column } from '../engines/engine.ts';
+import type { Column, Engine } from '../engines/engine.ts';
 import {
   DbqError,
   InsufficientPermissionsError,
@@ -17,6 +20,8 @@ import { writeHistory, type HistorySource, type HistoryStatus } from '../history
 import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
 import { classifyStatement } from '../sql/guard.ts';
+import type { Verdict } from '../sql/verdict.ts';
+import type { ConnectionRow } from '../store/schema.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 
 export const queryInputShape = {
@@ -58,32 +63,81 @@ export function statusOf(err: unknown): HistoryStatus {
   return 'failed';
 }
 
-export async function runQuery(svc: Services, principal: Principal, input: QueryInput, opts: RunOptions): Promise<QueryResult> {
+/** What a history entry needs to know about a statement, whatever became of it. */
+export interface QueryIdentity {
+  queryId: string;
+  principal: Principal;
+  connection: ConnectionRow;
+  verdict: Verdict;
+  sql: string;
+  source: HistorySource;
+  /** performance.now() when preparation began; durationMs counts from here. */
+  started: number;
+}
+
+/** A statement that passed the connection look-up, the guard and the permission check: what
+ * every way of running it (runQuery, exports, async queries) starts from. */
+export interface PreparedQuery extends QueryIdentity {
+  engine: Engine;
+  /** Runs inside the engine's read-only mode. */
+  readOnly: boolean;
+}
+
+export interface HistoryExtra {
+  rowCount?: number | null;
+  affectedRows?: number | null;
+  error?: string;
+}
+
+/** The one history entry of a prepared query. */
+export function recordHistory(svc: Services, q: QueryIdentity, status: HistoryStatus, extra: HistoryExtra = {}): Promise<unknown> {
+  return writeHistory(svc.db, {
+    principal: q.principal,
+    queryId: q.queryId,
+    connection: { id: q.connection.id, name: q.connection.name },
+    sql: q.sql,
+    statementType: q.verdict.statementType,
+    status,
+    rowCount: extra.rowCount ?? null,
+    affectedRows: extra.affectedRows ?? null,
+    durationMs: performance.now() - q.started,
+    error: extra.error ?? null,
+    source: q.source,
+  });
+}
+
+/** History message of a failure: a DbqError's own message, nothing internal. */
+export function historyErrorOf(err: unknown): string {
+  return err instanceof DbqError ? err.message : 'Internal server error';
+}
+
+/** Connection look-up → guard → permission. A refusal writes its history entry and throws
+ * (400 rejected / 403); an unknown connection throws 404 with no entry. */
+export async function prepareQuery(
+  svc: Services,
+  principal: Principal,
+  input: { connectionId: string; sql: string },
+  opts: RunOptions,
+): Promise<PreparedQuery> {
   if (input.sql.length > svc.config.maxSqlLength) {
     throw new InvalidRequestError(`sql is longer than ${svc.config.maxSqlLength} characters`, { field: 'sql' });
   }
   const row = await getConnectionRow(svc.db, principal.workspace.id, input.connectionId, svc.store.memo);
-  const queryId = opts.queryId ?? newId('q');
   const started = performance.now();
   const verdict = await classifyStatement(row.engine, input.sql);
-  const record = (status: HistoryStatus, extra: { rowCount?: number; affectedRows?: number | null; error?: string } = {}) =>
-    writeHistory(svc.db, {
-      principal,
-      queryId,
-      connection: { id: row.id, name: row.name },
-      sql: input.sql,
-      statementType: verdict.statementType,
-      status,
-      rowCount: extra.rowCount ?? null,
-      affectedRows: extra.affectedRows ?? null,
-      durationMs: performance.now() - started,
-      error: extra.error ?? null,
-      source: opts.source,
-    });
+  const q: QueryIdentity = {
+    queryId: opts.queryId ?? newId('q'),
+    principal,
+    connection: row,
+    verdict,
+    sql: input.sql,
+    source: opts.source,
+    started,
+  };
 
   if (verdict.kind === 'rejected') {
     const err = new InvalidRequestError(verdict.reason ?? 'Statement rejected', { field: 'sql' });
-    await record('rejected', { error: err.message });
+    await recordHistory(svc, q, 'rejected', { error: err.message });
     throw err;
   }
   if (verdict.kind === 'write') {
@@ -97,56 +151,86 @@ export async function runQuery(svc: Services, principal: Principal, input: Query
             : null;
     if (reason) {
       const err = new InsufficientPermissionsError({ reason, statementType: verdict.statementType });
-      await record('rejected', { error: `${err.message}: ${reason}` });
+      await recordHistory(svc, q, 'rejected', { error: `${err.message}: ${reason}` });
       throw err;
     }
   }
+  return { ...q, engine: svc.pools.get(row), readOnly: verdict.kind === 'read' };
+}
 
-  const engine = svc.pools.get(row);
+/** An AbortController for one statement that also follows the caller's signal; `unlink`
+ * stops following it once the statement is over. */
+export function linkedController(signal: AbortSignal | undefined): { controller: AbortController; unlink(): void } {
   const controller = new AbortController();
   const onAbort = () => controller.abort();
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
-  const execution = engine.execute({
+  if (signal?.aborted) controller.abort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  return { controller, unlink: () => signal?.removeEventListener('abort', onAbort) };
+}
+
+/** Lists the statement in svc.running (GET /query/running, cancel, shutdown drain) until
+ * `done` settles. */
+export function trackRunning(svc: Services, q: PreparedQuery, controller: AbortController, done: Promise<unknown>): void {
+  svc.running.add({
+    queryId: q.queryId,
+    workspaceId: q.principal.workspace.id,
+    userId: q.principal.user.id,
+    connectionId: q.connection.id,
+    connectionName: q.connection.name,
+    sql: q.sql,
+    source: q.source,
+    startedAt: new Date().toISOString(),
+    controller,
+    done,
+  });
+}
+
+/** After a write ran: schema caches and the like hear about it. */
+export function announceWrite(svc: Services, q: PreparedQuery): void {
+  if (q.verdict.kind === 'write') for (const listener of svc.onWrite) listener(q.connection.id);
+}
+
+export async function runQuery(svc: Services, principal: Principal, input: QueryInput, opts: RunOptions): Promise<QueryResult> {
+  const q = await prepareQuery(svc, principal, input, opts);
+  return executePrepared(svc, q, input, opts.signal);
+}
+
+/** engine.execute for a prepared query: timeout, cancel, encoding, the history entry. */
+export async function executePrepared(
+  svc: Services,
+  q: PreparedQuery,
+  input: Pick<QueryInput, 'sql' | 'params' | 'maxRows' | 'timeoutMs' | 'rowFormat'>,
+  signal: AbortSignal | undefined,
+): Promise<QueryResult> {
+  const { controller, unlink } = linkedController(signal);
+  const execution = q.engine.execute({
     sql: input.sql,
     params: input.params,
-    readOnly: verdict.kind === 'read',
+    readOnly: q.readOnly,
     timeoutMs: input.timeoutMs,
     maxRows: input.maxRows,
     maxBytes: svc.config.maxResultBytes,
     signal: controller.signal,
   });
-  svc.running.add({
-    queryId,
-    workspaceId: principal.workspace.id,
-    userId: principal.user.id,
-    connectionId: row.id,
-    connectionName: row.name,
-    sql: input.sql,
-    source: opts.source,
-    startedAt: new Date().toISOString(),
-    controller,
-    done: execution,
-  });
-  if (opts.signal?.aborted) controller.abort();
+  trackRunning(svc, q, controller, execution);
 
   let result;
   try {
     result = await execution;
   } catch (err) {
-    const message = err instanceof DbqError ? err.message : 'Internal server error';
-    await record(statusOf(err), { error: message });
+    await recordHistory(svc, q, statusOf(err), { error: historyErrorOf(err) });
     throw err;
   } finally {
-    opts.signal?.removeEventListener('abort', onAbort);
+    unlink();
   }
-  const durationMs = Math.round(performance.now() - started);
-  await record('succeeded', { rowCount: result.rowCount, affectedRows: result.affectedRows });
-  if (verdict.kind === 'write') for (const listener of svc.onWrite) listener(row.id);
+  const durationMs = Math.round(performance.now() - q.started);
+  await recordHistory(svc, q, 'succeeded', { rowCount: result.rowCount, affectedRows: result.affectedRows });
+  announceWrite(svc, q);
 
   return {
-    queryId,
-    connectionId: row.id,
-    statementType: verdict.statementType,
+    queryId: q.queryId,
+    connectionId: q.connection.id,
+    statementType: q.verdict.statementType,
     columns: result.columns,
     rows: input.rowFormat === 'objects' ? toObjects(result.columns, result.rows) : result.rows,
     rowCount: result.rowCount,
@@ -157,7 +241,7 @@ export async function runQuery(svc: Services, principal: Principal, input: Query
 }
 
 /** With duplicate column names (`SELECT 1 AS a, 2 AS a`) the last one wins; `arrays` keeps all. */
-function toObjects(columns: Column[], rows: unknown[][]): Record<string, unknown>[] {
+export function toObjects(columns: Column[], rows: unknown[][]): Record<string, unknown>[] {
   return rows.map((r) => {
     const obj: Record<string, unknown> = {};
     for (let i = 0; i < columns.length; i++) obj[columns[i].name] = r[i];

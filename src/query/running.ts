@@ -46,6 +46,14 @@ export class RunningQueries {
     return q;
   }
 
+  /** Only the query's own user: async queries and their cancel are private to their owner,
+   * admins included (anyone else gets 404). */
+  findOwned(principal: Principal, queryId: string): RunningQuery | undefined {
+    const q = this.byId.get(queryId);
+    if (!q || q.workspaceId !== principal.workspace.id || q.userId !== principal.user.id) return undefined;
+    return q;
+  }
+
   list(principal: Principal): RunningQueryView[] {
     return [...this.byId.values()]
       .filter((q) => q.workspaceId === principal.workspace.id && (principal.user.role === 'admin' || q.userId === principal.user.id))

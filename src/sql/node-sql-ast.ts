@@ -1,6 +1,6 @@
 // Reading node-sql-parser ASTs (MySQL/MariaDB and SQLite). The tree is walked whole: a side
 // effect hides as easily in ORDER BY, a LATERAL subquery or a CASE branch as in the select list.
-import NSP from 'node-sql-parser';
+import { createRequire } from 'node:module';
 import type { EngineName } from '../engines/engine.ts';
 import { sideEffectFunctionReason } from './function-denylist.ts';
 import type { Verdict } from './verdict.ts';
@@ -26,12 +26,27 @@ const TOP_LEVEL_TYPES: Record<string, string> = {
 };
 
 /** The one statement in `text`, or undefined when no listed grammar parses it as exactly one. */
+// One grammar build per dialect, loaded on first use: the package's default entry bundles
+// every dialect's grammar (~100 MiB of heap for grammars dbq never uses).
+const requireBuild = createRequire(import.meta.url);
+type DialectParser = { astify(text: string, opts: { database: string }): unknown };
+const parsers = new Map<NodeSqlDatabase, DialectParser>();
+
+function parserFor(database: NodeSqlDatabase): DialectParser {
+  let parser = parsers.get(database);
+  if (!parser) {
+    const { Parser } = requireBuild(`node-sql-parser/build/${database}`) as { Parser: new () => DialectParser };
+    parser = new Parser();
+    parsers.set(database, parser);
+  }
+  return parser;
+}
+
 export function parseOneStatement(text: string, databases: readonly NodeSqlDatabase[]): AstNode | undefined {
-  const parser = new NSP.Parser();
   for (const database of databases) {
     let ast: unknown;
     try {
-      ast = parser.astify(text, { database });
+      ast = parserFor(database).astify(text, { database });
     } catch {
       continue;
     }
