@@ -67,8 +67,62 @@ export async function writeHistory(db: Kysely<Database>, e: NewHistoryEntry): Pr
     user_email: e.principal.user.email,
     created_at: nowIso(),
   };
-  await db.insertInto('query_history').values(row).execute();
+  await enqueue(db, row);
   return toEntry(row);
+}
+
+// Group commit: entries written close together share one INSERT (one SQLite transaction, one
+// PostgreSQL round trip) instead of a commit each — on the /query hot path a commit per entry
+// was a quarter of the server's CPU. Every caller still waits until its own entry is
+// committed, so no response goes out for a query whose history entry is not stored. Batches
+// are written one after another in id order, so keyset readers never see a newer entry
+// committed before an older one.
+const MAX_BATCH = 200;
+
+interface Pending {
+  row: HistoryRow;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+interface Queue {
+  pending: Pending[];
+  scheduled: boolean;
+  chain: Promise<void>;
+}
+
+const queues = new WeakMap<Kysely<Database>, Queue>();
+
+function enqueue(db: Kysely<Database>, row: HistoryRow): Promise<void> {
+  let queue = queues.get(db);
+  if (!queue) {
+    queue = { pending: [], scheduled: false, chain: Promise.resolve() };
+    queues.set(db, queue);
+  }
+  const q = queue;
+  return new Promise<void>((resolve, reject) => {
+    q.pending.push({ row, resolve, reject });
+    if (!q.scheduled) {
+      q.scheduled = true;
+      // setImmediate: every entry produced by the I/O events of this loop turn joins the batch.
+      setImmediate(() => {
+        q.scheduled = false;
+        q.chain = q.chain.then(() => flush(db, q));
+      });
+    }
+  });
+}
+
+async function flush(db: Kysely<Database>, q: Queue): Promise<void> {
+  while (q.pending.length > 0) {
+    const batch = q.pending.splice(0, MAX_BATCH);
+    try {
+      await db.insertInto('query_history').values(batch.map((p) => p.row)).execute();
+      for (const p of batch) p.resolve();
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+    }
+  }
 }
 
 function toEntry(row: HistoryRow): HistoryEntry {
