@@ -51,7 +51,18 @@ export class ChangeEpoch implements KyselyPlugin {
     this.ownWrites++;
   }
 
+  // The data_version read is cached for the rest of the current event-loop turn: a request
+  // asks twice (key, then connection) within microseconds, and a commit by another process
+  // in between would be seen one turn later at most — never by a later request.
+  private cachedVersion: number | null = null;
+
   current(): string {
-    return `${this.dataVersion.get() as number}:${this.ownWrites}`;
+    if (this.cachedVersion === null) {
+      this.cachedVersion = this.dataVersion.get() as number;
+      setImmediate(() => {
+        this.cachedVersion = null;
+      });
+    }
+    return `${this.cachedVersion}:${this.ownWrites}`;
   }
 }
