@@ -7,7 +7,6 @@
 // the request (VmRSS of /proc/<pid>/status sampled every 10 ms; VmHWM would include start-up).
 // Usage:
 //   node --import tsx bench/export.ts [--runs 3] [--rows 1000000] [--pg postgres://postgres@127.0.0.1:5432/test]
-import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -22,6 +21,7 @@ import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
 import { percentile } from './support/load.ts';
+import { startChild, waitForHttp } from './support/processes.ts';
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: string) => {
@@ -82,27 +82,7 @@ function measure(url: string, body: string, headers: Record<string, string>, pid
   });
 }
 
-function startChild(script: string, argv: string[], env: NodeJS.ProcessEnv, announces: boolean): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const cp = fork(script, argv, { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    if (announces) cp.once('message', () => resolve(cp));
-    else resolve(cp);
-    cp.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-}
 
-async function waitForHttp(url: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      const res = await fetch(url);
-      if (res.ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 /** What PostgreSQL alone needs before the first rows exist (generate_series materialises its
  * whole result first): a cursor's first FETCH, no HTTP. The floor under every first byte. */

@@ -5,7 +5,6 @@
 //   dbq        — `dbq serve` in a child process, POST /api/query with an admin key
 // 32 concurrent clients, DURATION seconds per case (default 10). Usage:
 //   node --import tsx bench/query-overhead.ts [--seconds 10] [--pg postgres://postgres@127.0.0.1:5432/test]
-import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +17,7 @@ import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
 import { formatTable, postJson, runLoad, type LoadResult } from './support/load.ts';
+import { startChild, waitForHttp } from './support/processes.ts';
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: string) => {
@@ -35,26 +35,7 @@ const CASES = [
   { label: '10,000 rows', sql: 'SELECT g, md5(g::text) FROM generate_series(1, 10000) g', maxRows: 10000 },
 ];
 
-function child(script: string, argv: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const cp = fork(script, argv, { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    cp.once('message', () => resolve(cp));
-    cp.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-}
 
-async function waitForHttp(url: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    try {
-      const res = await fetch(url);
-      if (res.ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dbq-bench-'));
@@ -71,12 +52,8 @@ async function main(): Promise<void> {
 
   const dbqPort = 18000 + Math.floor(Math.random() * 1000);
   const barePort = dbqPort + 1;
-  const dbq = fork(path.resolve('src/cli/main-entry.ts'), ['serve', '--port', String(dbqPort)], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const bare = await child(path.resolve('bench/support/bare-proxy.ts'), [String(barePort), PG, String(POOL)]);
+  const dbq = await startChild(path.resolve('src/cli/main-entry.ts'), ['serve', '--port', String(dbqPort)], env, false);
+  const bare = await startChild(path.resolve('bench/support/bare-proxy.ts'), [String(barePort), PG, String(POOL)]);
   await waitForHttp(`http://127.0.0.1:${dbqPort}/healthz`);
   const raw = new pg.Pool({ connectionString: PG, max: POOL });
 
