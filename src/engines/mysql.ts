@@ -15,6 +15,7 @@ import { STATEMENT_TIMEOUT_ERRNOS, classifyMysqlConnectError, classifyMysqlError
 import { COLUMNS_SQL, FOREIGN_KEYS_SQL, TABLES_SQL, assembleTables } from './mysql-introspect.ts';
 import { execute, query, runStatement } from './mysql-statement.ts';
 import { openStatementStream } from './mysql-stream.ts';
+import { closePooledEngine } from './pool-close.ts';
 import { Slots } from './slots.ts';
 import { StatementWatch, settleWithin } from './statement-watch.ts';
 
@@ -158,17 +159,12 @@ class MysqlEngine implements Engine {
   }
 
   close(): Promise<void> {
-    if (this.closing) return this.closing;
-    this.slots.close(new ConnectionFailedError('the connection was closed'));
-    const sessions = [...this.sessions];
-    for (const session of sessions) session.watch.stop('canceled');
     const pool = this.pool;
-    this.closing = (async () => {
-      // Killed statements end within the watch's grace; mysql2's pool.end() would otherwise
-      // close connections still in use.
-      await settleWithin(Promise.all(sessions.map((s) => s.ended)), CANCEL_GRACE_MS + RESET_TIMEOUT_MS);
-      if (pool) await settleWithin(new Promise<void>((resolve) => pool.end(() => resolve())), RESET_TIMEOUT_MS);
-    })();
+    const endPool = pool ? () => new Promise<void>((resolve) => pool.end(() => resolve())) : null;
+    this.closing ??= closePooledEngine(this.slots, this.sessions, endPool, {
+      sessionsMs: CANCEL_GRACE_MS + RESET_TIMEOUT_MS,
+      poolMs: RESET_TIMEOUT_MS,
+    });
     return this.closing;
   }
 

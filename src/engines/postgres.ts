@@ -32,6 +32,7 @@ import {
   type RawRow,
 } from './postgres-cursor.ts';
 import { PipelinedStatement } from './postgres-batch.ts';
+import { closePooledEngine } from './pool-close.ts';
 import { readTables } from './postgres-introspect.ts';
 import { PostgresTypes } from './postgres-types.ts';
 import type { PgType } from './postgres-values.ts';
@@ -280,16 +281,11 @@ class PostgresEngine implements Engine {
   }
 
   close(): Promise<void> {
-    if (this.closing) return this.closing;
-    this.slots.close(new ConnectionFailedError('the connection was closed'));
-    const sessions = [...this.sessions];
-    for (const session of sessions) session.watch.stop('canceled');
     const pool = this.pool;
-    this.closing = (async () => {
-      // Cancelled statements end within the watch's grace; then the pool can end.
-      await settleWithin(Promise.all(sessions.map((s) => s.ended)), CANCEL_GRACE_MS + RESET_TIMEOUT_MS);
-      if (pool) await settleWithin(pool.end(), RESET_TIMEOUT_MS);
-    })();
+    this.closing ??= closePooledEngine(this.slots, this.sessions, pool ? () => pool.end() : null, {
+      sessionsMs: CANCEL_GRACE_MS + RESET_TIMEOUT_MS,
+      poolMs: RESET_TIMEOUT_MS,
+    });
     return this.closing;
   }
 
