@@ -17,7 +17,7 @@ import { execute, query, runStatement } from './mysql-statement.ts';
 import { openStatementStream } from './mysql-stream.ts';
 import { closePooledEngine } from './pool-close.ts';
 import { Slots } from './slots.ts';
-import { StatementWatch, settleWithin } from './statement-watch.ts';
+import { StatementWatch } from './statement-watch.ts';
 
 const BACKSTOP_MS = 250;
 const CANCEL_GRACE_MS = 2_000;

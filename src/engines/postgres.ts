@@ -38,7 +38,7 @@ import { PostgresTypes } from './postgres-types.ts';
 import type { PgType } from './postgres-values.ts';
 import { createRowIterable } from './row-stream.ts';
 import { Slots } from './slots.ts';
-import { StatementWatch, settleWithin } from './statement-watch.ts';
+import { StatementWatch } from './statement-watch.ts';
 
 // Startup parameters, so they are the session's defaults: DISCARD ALL / RESET ALL return to
 // them, and the value decoder can rely on the text formats (UTC timestamptz, ISO dates, hex
