@@ -7,6 +7,7 @@ export default defineConfig({
     // schemas/tables, but two forks keep load sane on a 2-core machine.
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
