@@ -26,8 +26,15 @@ export async function issueSetupToken(db: Kysely<Database>, slug: string): Promi
   const ws = await getWorkspace(db, slug);
   if (await workspaceHasUsers(db, ws.id)) return null;
   const token = randomBytes(32).toString('base64url');
-  await db.deleteFrom('web_setup_tokens').where('workspace_id', '=', ws.id).execute();
-  await db.insertInto('web_setup_tokens').values({ workspace_id: ws.id, token_hash: hashSetupToken(token), created_at: nowIso() }).execute();
+  const row = { workspace_id: ws.id, token_hash: hashSetupToken(token), created_at: nowIso() };
+  // One upsert, not delete-then-insert: several processes starting together on one store
+  // raced on the primary key and the loser failed to start. The last one to start wins;
+  // the link it printed is the one that works.
+  await db
+    .insertInto('web_setup_tokens')
+    .values(row)
+    .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ token_hash: row.token_hash, created_at: row.created_at }))
+    .execute();
   return token;
 }
 
