@@ -92,8 +92,40 @@ export class GenerationFailedError extends DbqError {
 }
 
 export class RateLimitedError extends DbqError {
-  constructor(details?: Details) {
-    super('rate_limited', 429, 'Rate limit exceeded', details);
+  /** The web sign-in limiter says what was limited; the API keeps the contract's message. */
+  constructor(details?: Details, message = 'Rate limit exceeded') {
+    super('rate_limited', 429, message, details);
+  }
+}
+
+// The web app's own endpoints ({workspace_url}/ui/api/…) add these; the public API never
+// sees a session, so they never appear under /api.
+
+/** No session cookie, an unknown, expired or revoked session, or the user was disabled. */
+export class SignInRequiredError extends DbqError {
+  constructor() {
+    super('sign_in_required', 401, 'Sign in required');
+  }
+}
+
+/** The same message for an unknown email, a wrong password, a user without a password and a
+ * disabled user, so the form cannot be used to learn who has an account. */
+export class InvalidCredentialsError extends DbqError {
+  constructor() {
+    super('invalid_credentials', 401, 'Invalid email or password');
+  }
+}
+
+export class CsrfError extends DbqError {
+  constructor(reason: string) {
+    super('csrf_failed', 403, 'Invalid or missing CSRF token', { reason });
+  }
+}
+
+/** Wrong or used setup token, or the workspace already has users. One message for all. */
+export class SetupUnavailableError extends DbqError {
+  constructor() {
+    super('setup_unavailable', 403, 'This setup link is invalid or has already been used');
   }
 }
 
@@ -143,6 +175,10 @@ export const ERROR_CLASSES = [
   QueryFailedError,
   GenerationFailedError,
   RateLimitedError,
+  SignInRequiredError,
+  InvalidCredentialsError,
+  CsrfError,
+  SetupUnavailableError,
   QueryCanceledError,
   InternalError,
   ConnectionFailedError,

@@ -9,7 +9,7 @@ import { nowIso } from '../ids.ts';
 import type { Database } from '../store/schema.ts';
 import { createUser, type User } from '../workspaces/users.ts';
 import { getWorkspace } from '../workspaces/workspaces.ts';
-import { SetupUnavailableError } from './web-errors.ts';
+import { SetupUnavailableError } from '../errors.ts';
 
 function hashSetupToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');

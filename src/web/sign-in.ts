@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Database, UserRow } from '../store/schema.ts';
 import { verifyPassword } from '../workspaces/passwords.ts';
 import { findUserRow } from '../workspaces/users.ts';
-import { InvalidCredentialsError } from './web-errors.ts';
+import { InvalidCredentialsError } from '../errors.ts';
 
 // A real scrypt hash (of a throwaway word) with the same parameters as users' hashes.
 const DUMMY_HASH = 'scrypt$16384$8$1$qYR12ZRIjG8W4xxfbb4WIA==$I0YHnfc5hokh5aaF5NoW9t2YuCUi8rAb+sZVV8rX3Tk=';

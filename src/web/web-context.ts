@@ -12,14 +12,13 @@
 //     send urlencoded, multipart or text/plain, and a cross-site fetch with JSON needs a CORS
 //     preflight that this server never grants.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidRequestError, WorkspaceNotFoundError } from '../errors.ts';
+import { CsrfError, InvalidRequestError, SignInRequiredError, WorkspaceNotFoundError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { addressedWorkspace } from '../http/auth.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { findWorkspace, type Workspace } from '../workspaces/workspaces.ts';
 import { setSessionCookie, sessionCookieValues, type CookieScope } from './cookies.ts';
 import { csrfTokenMatches, resolveSession, type WebSession } from './sessions.ts';
-import { CsrfError, SignInRequiredError } from './web-errors.ts';
 
 export interface WebContext {
   workspace: Workspace;

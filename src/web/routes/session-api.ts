@@ -9,7 +9,7 @@ import { createSession, csrfTokenFor, deleteSession } from '../sessions.ts';
 import { redeemSetupToken, workspaceHasUsers } from '../setup-token.ts';
 import { checkPassword } from '../sign-in.ts';
 import type { SignInLimiter } from '../sign-in-limiter.ts';
-import { TooManySignInAttemptsError } from '../web-errors.ts';
+import { RateLimitedError } from '../../errors.ts';
 import { webContextOf, webPrincipal } from '../web-context.ts';
 
 const loginSchema = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1024) }).strict();
@@ -31,7 +31,7 @@ export function sessionApiRoutes(app: FastifyInstance, svc: Services, limiter: S
     const wait = limiter.retryAfter(request.ip, email);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
-      throw new TooManySignInAttemptsError(wait);
+      throw new RateLimitedError({ retryAfter: wait }, 'Too many sign-in attempts. Try again later.');
     }
   };
 
