@@ -6,7 +6,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { Kysely } from 'kysely';
 import { newId, nowIso } from '../ids.ts';
 import type { Database } from '../store/schema.ts';
-import type { Principal } from '../workspaces/api-keys.ts';
+import { PRINCIPAL_COLUMNS, toPrincipal, type Principal } from '../workspaces/api-keys.ts';
 
 /** Idle expiry: each request (at most once a minute) pushes expiry this far ahead. */
 export const SESSION_IDLE_MS = 12 * 3_600_000;
@@ -92,13 +92,7 @@ export async function resolveSession(
       's.created_at as createdAt',
       's.last_seen_at as lastSeenAt',
       's.expires_at as expiresAt',
-      'u.id as userId',
-      'u.email as email',
-      'u.role as role',
-      'u.disabled_at as disabledAt',
-      'w.id as workspaceId',
-      'w.slug as slug',
-      'w.plan as plan',
+      ...PRINCIPAL_COLUMNS,
     ])
     .where('s.token_hash', '=', hash)
     .executeTakeFirst();
@@ -122,11 +116,7 @@ export async function resolveSession(
       .execute();
   }
   return {
-    principal: {
-      workspace: { id: row.workspaceId, slug: row.slug, plan: row.plan },
-      user: { id: row.userId, email: row.email, role: row.role },
-      apiKey: null,
-    },
+    principal: toPrincipal(row, null),
     session: { id: row.id, token, expiresAt, refreshed },
   };
 }

@@ -29,6 +29,29 @@ export interface Principal {
   apiKey: { id: string; name: string } | null;
 }
 
+/** The user and workspace columns every credential look-up (API key, web session) joins in as
+ * `u` and `w`; toPrincipal turns them into the caller. */
+export const PRINCIPAL_COLUMNS = [
+  'u.id as userId',
+  'u.email as email',
+  'u.role as role',
+  'u.disabled_at as disabledAt',
+  'w.id as workspaceId',
+  'w.slug as slug',
+  'w.plan as plan',
+] as const;
+
+export function toPrincipal(
+  row: { workspaceId: string; slug: string; plan: Plan; userId: string; email: string; role: Role },
+  apiKey: Principal['apiKey'],
+): Principal {
+  return {
+    workspace: { id: row.workspaceId, slug: row.slug, plan: row.plan },
+    user: { id: row.userId, email: row.email, role: row.role },
+    apiKey,
+  };
+}
+
 // lastUsedAt is informational; writing it on every request would turn each read into a
 // store write. Once a minute per key is enough to answer "is this key still in use?".
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -112,13 +135,7 @@ export async function authenticateKey(db: Kysely<Database>, presented: string | 
       'k.hash as hash',
       'k.revoked_at as revokedAt',
       'k.last_used_at as lastUsedAt',
-      'u.id as userId',
-      'u.email as email',
-      'u.role as role',
-      'u.disabled_at as disabledAt',
-      'w.id as workspaceId',
-      'w.slug as slug',
-      'w.plan as plan',
+      ...PRINCIPAL_COLUMNS,
     ])
     .where('k.hash', '=', hash)
     .executeTakeFirst();
@@ -131,9 +148,5 @@ export async function authenticateKey(db: Kysely<Database>, presented: string | 
     // Fire and forget: a failed bookkeeping write must not fail the request.
     db.updateTable('api_keys').set({ last_used_at: nowIso() }).where('id', '=', row.keyId).execute().catch(() => {});
   }
-  return {
-    workspace: { id: row.workspaceId, slug: row.slug, plan: row.plan },
-    user: { id: row.userId, email: row.email, role: row.role },
-    apiKey: { id: row.keyId, name: row.keyName },
-  };
+  return toPrincipal(row, { id: row.keyId, name: row.keyName });
 }
