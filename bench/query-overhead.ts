@@ -16,7 +16,7 @@ import { closeServices, createServices } from '../src/services.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
-import { formatTable, postJson, runLoad, type LoadResult } from './support/load.ts';
+import { postJson, runLoad, type LoadResult } from './support/load.ts';
 import { startChild, waitForHttp } from './support/processes.ts';
 
 const args = process.argv.slice(2);
@@ -92,7 +92,6 @@ async function main(): Promise<void> {
     'Target: dbq >= 0.8x the bare proxy in every case.',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
-  void formatTable;
 }
 
 await main();

@@ -57,13 +57,3 @@ export function postJson(url: string, body: string, headers: Record<string, stri
     req.end(body);
   });
 }
-
-export function formatTable(rows: LoadResult[], baseline?: Map<string, LoadResult>): string {
-  const head = '| case | req/s | p50 ms | p99 ms | errors |' + (baseline ? ' vs baseline |' : '');
-  const sep = '|---|---:|---:|---:|---:|' + (baseline ? '---:|' : '');
-  const lines = rows.map((r) => {
-    const b = baseline?.get(r.label);
-    return `| ${r.label} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors} |` + (baseline ? ` ${b ? (r.rps / b.rps).toFixed(2) + 'x' : ''} |` : '');
-  });
-  return [head, sep, ...lines].join('\n');
-}
