@@ -44,12 +44,28 @@ function loadPostgresParser(): Promise<void> {
   return postgresParserReady;
 }
 
+// A verdict depends on nothing but the dialect and the text, so the same statement sent again
+// (dashboards, agents, retries) is not parsed again. Bounded in entries and in text length so
+// the cache holds at most a few MiB; oldest entries go first.
+const CACHE_ENTRIES = 2_000;
+const CACHE_MAX_SQL = 4_096;
+const verdicts = new Map<string, Verdict>();
+
 export async function classifyStatement(engine: EngineName, sql: string): Promise<Verdict> {
+  const key = sql.length <= CACHE_MAX_SQL ? `${engine}:${sql}` : null;
+  const hit = key === null ? undefined : verdicts.get(key);
+  if (hit) return hit;
   if (engine === 'postgres') await loadPostgresParser();
+  let verdict: Verdict;
   try {
-    return CLASSIFIERS[engine](sql);
+    verdict = CLASSIFIERS[engine](sql);
   } catch {
     // A stack overflow on absurd nesting, an AST shape we did not expect: not a read.
-    return unparseableVerdict();
+    verdict = unparseableVerdict();
   }
+  if (key !== null) {
+    if (verdicts.size >= CACHE_ENTRIES) verdicts.delete(verdicts.keys().next().value as string);
+    verdicts.set(key, Object.freeze(verdict));
+  }
+  return verdict;
 }

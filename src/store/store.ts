@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
 import { ChangeEpoch } from './change-epoch.ts';
+import { cachingDatabase } from './statement-cache.ts';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -71,7 +72,7 @@ function openSqliteStore(dataDir: string): Store {
   handle.pragma('foreign_keys = ON');
   handle.pragma('synchronous = NORMAL');
   const changes = new ChangeEpoch(handle);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }), plugins: [changes] });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingDatabase(handle) }), plugins: [changes] });
   return {
     db,
     kind: 'sqlite',
