@@ -21,7 +21,7 @@ import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
 import { percentile } from './support/load.ts';
-import { startChild, waitForHttp } from './support/processes.ts';
+import { startChild, startDbqServe, waitForHttp } from './support/processes.ts';
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: string) => {
@@ -122,7 +122,7 @@ async function main(): Promise<void> {
 
   const dbqPort = 19000 + Math.floor(Math.random() * 1000);
   const barePort = dbqPort + 1;
-  const dbq = await startChild(path.resolve('src/cli/main-entry.ts'), ['serve', '--port', String(dbqPort)], env, false);
+  const dbq = await startDbqServe(dbqPort, env);
   const bare = await startChild(path.resolve('bench/support/bare-proxy.ts'), [String(barePort), PG, '10'], {}, true);
   await waitForHttp(`http://127.0.0.1:${dbqPort}/healthz`);
 

@@ -1,10 +1,12 @@
-// Child processes for benches: servers run apart from the load generator, under tsx.
+// Child processes for benches: servers run apart from the load generator. TypeScript files run
+// under tsx; dbq itself runs as bin/dbq, the way users run it (its compiled build when current).
 import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 
-/** Forks `script` under tsx; resolves once it sends an IPC message (`announces`) or at once. */
+/** Forks `script` (under tsx when it is TypeScript); resolves once it sends an IPC message (`announces`) or at once. */
 export function startChild(script: string, argv: string[], env: NodeJS.ProcessEnv = {}, announces = true): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const cp = fork(script, argv, { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const cp = fork(script, argv, { execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [], env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     if (announces) cp.once('message', () => resolve(cp));
     else resolve(cp);
     cp.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -23,4 +25,9 @@ export async function waitForHttp(url: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${url} did not come up`);
+}
+
+/** `dbq serve` on `port` as users start it; resolves at once (poll /healthz). */
+export function startDbqServe(port: number, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  return startChild(path.resolve('bin/dbq'), ['serve', '--port', String(port)], env, false);
 }

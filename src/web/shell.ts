@@ -4,9 +4,9 @@
 // bundle itself is served from /ui/assets/ by @fastify/static (see plugin.ts).
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../package-root.ts';
 
-export const WEB_DIST_DIR = path.resolve(fileURLToPath(new URL('../../dist/web', import.meta.url)));
+export const WEB_DIST_DIR = path.join(PACKAGE_ROOT, 'dist/web');
 export const ASSETS_PREFIX = '/ui/assets/';
 
 export type PageName = 'login' | 'setup' | 'console' | 'api-keys' | 'users' | 'connections' | 'forbidden' | 'not-found';

@@ -1,5 +1,5 @@
 // Real dbq processes for the multi-process tests and the scale bench: `dbq serve` and CLI
-// commands as child processes (node --import tsx src/cli/main-entry.ts …), a private
+// commands as child processes (bin/dbq …), a private
 // redis-server on its own port for tests that take Redis away, and the shared environment
 // (one PostgreSQL store, one DBQ_SECRET_KEY) that lets several processes serve the same
 // workspaces. Every process started here is stopped by its handle, never by name.
@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const ENTRY = path.join(ROOT, 'src/cli/main-entry.ts');
+// bin/dbq, as users run it: the compiled build when current, the sources through tsx otherwise.
+const ENTRY = path.join(ROOT, 'bin/dbq');
 
 export const MACHINE_REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -46,7 +47,7 @@ export interface DbqProcess {
 
 /** Starts `dbq serve --port 0` and resolves once it prints the URL it serves. */
 export async function startDbq(env: Record<string, string>): Promise<DbqProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'serve', '--port', '0', '--host', '127.0.0.1'], {
+  const child = spawn(process.execPath, [ENTRY, 'serve', '--port', '0', '--host', '127.0.0.1'], {
     cwd: ROOT,
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -107,7 +108,7 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Pro
 /** Runs one `dbq … --json` command and returns its parsed output. */
 export function runCli(env: Record<string, string>, ...args: string[]): Promise<any> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args, '--json'], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [ENTRY, ...args, '--json'], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
