@@ -16,13 +16,20 @@ if (!fs.existsSync(tsc)) {
   console.log('dbq: typescript is not installed (production install); dbq runs from its sources through tsx.');
   process.exit(0);
 }
-fs.rmSync(out, { recursive: true, force: true });
-const result = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+// Built beside the old build and swapped in at the end, so a dbq starting during a rebuild
+// finds either the old build or the new one, never half of one.
+const next = `${out}.next-${process.pid}`;
+fs.rmSync(next, { recursive: true, force: true });
+const result = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', next], { stdio: 'inherit' });
 if (result.status !== 0) {
-  fs.rmSync(out, { recursive: true, force: true });
+  fs.rmSync(next, { recursive: true, force: true });
   process.exit(result.status ?? 1);
 }
 for (const file of fs.readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' })) {
   const from = path.join(root, 'src', file);
-  if (fs.statSync(from).isFile() && !file.endsWith('.ts')) fs.copyFileSync(from, path.join(out, file));
+  if (fs.statSync(from).isFile() && !file.endsWith('.ts')) fs.copyFileSync(from, path.join(next, file));
 }
+const old = `${out}.old-${process.pid}`;
+if (fs.existsSync(out)) fs.renameSync(out, old);
+fs.renameSync(next, out);
+fs.rmSync(old, { recursive: true, force: true });
