@@ -55,6 +55,11 @@ export function newId(prefix: string): string {
   return `${prefix}_${encode(now, 10)}${encode(lastHigh, 8)}${encode(lastLow, 8)}`;
 }
 
+/** The smallest id of `prefix` made at or after `ms`: ids made before it sort below it. */
+export function firstIdAt(prefix: string, ms: number): string {
+  return `${prefix}_${encode(ms, 10)}`;
+}
+
 export function nowIso(): string {
   return new Date().toISOString();
 }

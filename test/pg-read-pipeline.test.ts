@@ -6,26 +6,28 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../src/engines/index.ts';
-import type { Engine } from '../src/engines/engine.ts';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, type Engine } from '../src/engines/engine.ts';
 import { postgresConfig } from './support/engines.ts';
 
 const fn = `dbq_pipe_${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
 let admin: pg.Client;
 let engine: Engine;
-const read = (sql: string, maxRows = 1000) => engine.execute({ sql, params: [], readOnly: true, timeoutMs: 5000, maxRows, maxBytes: 1 << 24 });
+const read = (sql: string, maxRows = 1000, timeoutMs = 5000) => engine.execute({ sql, params: [], readOnly: true, timeoutMs, maxRows, maxBytes: 1 << 24 });
+const timeoutSetting = async (timeoutMs: number) => (await read("SELECT current_setting('statement_timeout')", 1, timeoutMs)).rows[0][0];
 
 beforeAll(async () => {
   admin = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' });
   await admin.connect();
   await admin.query(`CREATE FUNCTION ${fn}_lock() RETURNS int LANGUAGE sql AS 'SELECT pg_advisory_lock(4242); SELECT 1'`);
   await admin.query(`CREATE FUNCTION ${fn}_set() RETURNS text LANGUAGE sql AS $$SELECT set_config('application_name', 'leaked', false)$$`);
+  await admin.query(`CREATE FUNCTION ${fn}_untimed() RETURNS text LANGUAGE sql AS $$SELECT set_config('statement_timeout', '0', false)$$`);
   // One connection, so every request reuses the same backend.
   engine = createEngine(postgresConfig({ maxConnections: 1 }));
 });
 
 afterAll(async () => {
   await engine.close();
-  await admin.query(`DROP FUNCTION IF EXISTS ${fn}_lock(); DROP FUNCTION IF EXISTS ${fn}_set()`);
+  await admin.query(`DROP FUNCTION IF EXISTS ${fn}_lock(); DROP FUNCTION IF EXISTS ${fn}_set(); DROP FUNCTION IF EXISTS ${fn}_untimed()`);
   await admin.end();
 });
 
@@ -40,6 +42,21 @@ describe('PostgreSQL read pipeline', () => {
   it('reverts a setting a function changed during a read', async () => {
     expect((await read(`SELECT ${fn}_set()`)).rows).toEqual([['leaked']]);
     expect((await read("SELECT current_setting('application_name')")).rows[0][0]).not.toBe('leaked');
+  });
+
+  it('has the server enforce the default timeout (a session default) and a request\'s own', async () => {
+    // The default comes from the connection's startup options, so the pipeline carries no SET
+    // for it; any other timeout is a SET LOCAL of that read.
+    expect(await timeoutSetting(DEFAULT_STATEMENT_TIMEOUT_MS)).toBe(`${DEFAULT_STATEMENT_TIMEOUT_MS / 1000}s`);
+    expect(await timeoutSetting(1234)).toBe('1234ms');
+    expect(await timeoutSetting(DEFAULT_STATEMENT_TIMEOUT_MS)).toBe(`${DEFAULT_STATEMENT_TIMEOUT_MS / 1000}s`);
+    const err = await read('SELECT pg_sleep(5)', 1, 300).catch((e) => e);
+    expect(err.code).toBe('query_timeout');
+  });
+
+  it('does not let a function switch the timeout off for later reads', async () => {
+    expect((await read(`SELECT ${fn}_untimed()`)).rows).toEqual([['0']]);
+    expect(await timeoutSetting(DEFAULT_STATEMENT_TIMEOUT_MS)).toBe(`${DEFAULT_STATEMENT_TIMEOUT_MS / 1000}s`);
   });
 
   it('leaves no transaction open and still truncates at maxRows', async () => {

@@ -6,6 +6,7 @@ import { createConnection, fieldsOf, getConnectionRow, updateConnection } from '
 import { createSecretBox } from '../src/connections/secret-box.ts';
 import { InvalidApiKeyError } from '../src/errors.ts';
 import { listHistory, pruneHistory, writeHistory } from '../src/history/history.ts';
+import { firstIdAt } from '../src/ids.ts';
 import { openStore, type Store } from '../src/store/store.ts';
 import { authenticateKey, createApiKey, listApiKeys, revokeApiKey } from '../src/workspaces/api-keys.ts';
 import { verifyPassword } from '../src/workspaces/passwords.ts';
@@ -153,9 +154,16 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(ws.id).toBe(principal.workspace.id);
     });
 
-    it('prunes history past retention', async () => {
-      await sql`update query_history set created_at = '2000-01-01T00:00:00.000Z' where sql = 'SELECT 0'`.execute(store.db);
+    it('prunes history past retention, and nothing newer', async () => {
+      // Backdated the way an old entry really is: its id starts with its creation time.
+      const old = Date.parse('2000-01-01T00:00:00.000Z');
+      const oldId = `${firstIdAt('h', old)}${'0'.repeat(16)}`;
+      await sql`update query_history set id = ${oldId}, created_at = ${new Date(old).toISOString()} where sql = 'SELECT 0'`.execute(store.db);
+      const principal = await authenticateKey(store.db, (await createApiKey(store.db, { workspace: 'acme', email: 'ana@acme.test', name: 'p' })).secret);
+      const before = (await listHistory(store.db, principal, { limit: 200 })).entries.length;
       expect(await pruneHistory(store.db, 90)).toBe(1);
+      expect(await pruneHistory(store.db, 90)).toBe(0);
+      expect((await listHistory(store.db, principal, { limit: 200 })).entries.length).toBe(before - 1);
     });
   });
 }

@@ -4,7 +4,7 @@
 // (history source `ai`), so the guard holds whatever the model said.
 import { z } from 'zod';
 import { getConnectionRow } from '../connections/connections.ts';
-import type { Engine } from '../engines/engine.ts';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, type Engine } from '../engines/engine.ts';
 import type { Services } from '../services.ts';
 import { classifyStatement } from '../sql/guard.ts';
 import type { ConnectionRow } from '../store/schema.ts';
@@ -103,7 +103,7 @@ export async function runGenerate(
     result = await runQuery(
       svc,
       principal,
-      { connectionId: row.id, sql: generated.sql, params: [], maxRows: 1000, timeoutMs: 30_000, rowFormat: 'arrays' },
+      { connectionId: row.id, sql: generated.sql, params: [], maxRows: 1000, timeoutMs: DEFAULT_STATEMENT_TIMEOUT_MS, rowFormat: 'arrays' },
       // AI-executed SQL is recorded as source `ai` whichever front door asked for it.
       { source: 'ai', signal: opts.signal, readOnly: !canWrite },
     );

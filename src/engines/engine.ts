@@ -3,6 +3,10 @@
 // Engine differences are named as capabilities rather than `if (engine === …)` elsewhere.
 
 export type EngineName = 'postgres' | 'mysql' | 'sqlite';
+
+/** A statement's timeout when the request names none. Adapters may make it the session's own
+ * default so the common case needs no per-statement SET. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 export const ENGINE_NAMES: readonly EngineName[] = ['postgres', 'mysql', 'sqlite'];
 
 /** Validated, decrypted settings an adapter needs to open connections. Built only from

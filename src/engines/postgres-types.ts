@@ -17,12 +17,23 @@ FROM (
 export type RunQuery = (text: string, values: unknown[]) => Promise<pg.QueryResult>;
 
 export class PostgresTypes {
-  private readonly known = new Map<number, PgType>(BUILTIN_TYPES);
+  private readonly byOid = new Map<number, PgType>(BUILTIN_TYPES);
+
+  /** The fields' types when every one is already known (nearly always): no promise, no query. */
+  known(fields: readonly pg.FieldDef[]): PgType[] | null {
+    const types: PgType[] = [];
+    for (const f of fields) {
+      const type = this.byOid.get(f.dataTypeID);
+      if (!type) return null;
+      types.push(type);
+    }
+    return types;
+  }
 
   async resolve(fields: readonly pg.FieldDef[], query: RunQuery): Promise<PgType[]> {
-    const missing = [...new Set(fields.map((f) => f.dataTypeID).filter((oid) => !this.known.has(oid)))];
+    const missing = [...new Set(fields.map((f) => f.dataTypeID).filter((oid) => !this.byOid.has(oid)))];
     if (missing.length) await this.lookup(missing, query);
-    return fields.map((f) => this.known.get(f.dataTypeID) ?? fallbackType(f.dataTypeID));
+    return fields.map((f) => this.byOid.get(f.dataTypeID) ?? fallbackType(f.dataTypeID));
   }
 
   private async lookup(missing: number[], query: RunQuery): Promise<void> {
@@ -35,15 +46,15 @@ export class PostgresTypes {
       for (const row of fetched) rows.set(row.oid, row);
       pending = fetched
         .flatMap((row) => [row.elem, row.base])
-        .filter((oid) => oid && !this.known.has(oid) && !rows.has(oid));
+        .filter((oid) => oid && !this.byOid.has(oid) && !rows.has(oid));
     }
     const build = (oid: number): PgType | undefined => {
-      const known = this.known.get(oid);
+      const known = this.byOid.get(oid);
       if (known) return known;
       const row = rows.get(oid);
       if (!row) return undefined;
       const type = typeFromCatalog(row, build);
-      this.known.set(oid, type);
+      this.byOid.set(oid, type);
       return type;
     };
     for (const oid of missing) build(oid);

@@ -8,15 +8,16 @@
 
 import pg from 'pg';
 import { ConnectionFailedError, QueryTimeoutError, type DbqError } from '../errors.ts';
-import type {
-  Engine,
-  EngineConfig,
-  ExecuteOptions,
-  ExecuteResult,
-  RowStream,
-  SchemaTable,
-  StreamOptions,
-  TestResult,
+import {
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+  type Engine,
+  type EngineConfig,
+  type ExecuteOptions,
+  type ExecuteResult,
+  type RowStream,
+  type SchemaTable,
+  type StreamOptions,
+  type TestResult,
 } from './engine.ts';
 import { classifyPostgresConnectError, classifyPostgresError, sqlStateOf } from './postgres-errors.ts';
 import {
@@ -42,9 +43,11 @@ import { StatementWatch } from './statement-watch.ts';
 
 // Startup parameters, so they are the session's defaults: DISCARD ALL / RESET ALL return to
 // them, and the value decoder can rely on the text formats (UTC timestamptz, ISO dates, hex
-// bytea, shortest-exact floats).
+// bytea, shortest-exact floats). The default statement timeout is one of them, so a read with
+// the default needs no SET LOCAL of its own (one statement fewer on the server per request).
 const SESSION_OPTIONS =
-  '-c TimeZone=UTC -c DateStyle=ISO,MDY -c IntervalStyle=postgres -c bytea_output=hex -c extra_float_digits=1';
+  '-c TimeZone=UTC -c DateStyle=ISO,MDY -c IntervalStyle=postgres -c bytea_output=hex -c extra_float_digits=1 ' +
+  `-c statement_timeout=${DEFAULT_STATEMENT_TIMEOUT_MS}`;
 
 /** DISCARD ALL cannot run inside a transaction block, not even after ROLLBACK in the same
  * simple query; its documented equivalent can, saving a round trip after every read. */
@@ -114,7 +117,9 @@ class PostgresEngine implements Engine {
         let raw: { fields: pg.FieldDef[]; rows: RawRow[]; truncated: boolean; rowCount: number | null };
         if (opts.readOnly) {
           const statement = new PipelinedStatement(
-            [`BEGIN READ ONLY`, `SET LOCAL statement_timeout = ${session.timeoutMs}`],
+            session.timeoutMs === DEFAULT_STATEMENT_TIMEOUT_MS
+              ? ['BEGIN READ ONLY']
+              : ['BEGIN READ ONLY', `SET LOCAL statement_timeout = ${session.timeoutMs}`],
             opts.sql,
             opts.params,
             opts.maxRows,
@@ -129,7 +134,9 @@ class PostgresEngine implements Engine {
         } else {
           raw = await session.watch.run(readRows(session.client, opts));
         }
-        const types = await session.watch.run(this.types.resolve(raw.fields, (text, values) => session.client.query(text, values)));
+        const types =
+          this.types.known(raw.fields) ??
+          (await session.watch.run(this.types.resolve(raw.fields, (text, values) => session.client.query(text, values))));
         if (session.watch.reason) throw session.watch.error();
         const returnsRows = raw.fields.length > 0;
         return {

@@ -88,7 +88,7 @@ export class AsyncQueries {
       done: Promise.resolve(),
     };
     this.entries.set(entry.queryId, entry);
-    entry.done = executePrepared(svc, q, input, entry.controller.signal).then(
+    entry.done = executePrepared(svc, q, input, { controller: entry.controller }).then(
       (result) => {
         const json = JSON.stringify(result);
         this.finish(entry, 'succeeded', json, null);

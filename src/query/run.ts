@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { getConnectionRow } from '../connections/connections.ts';
-import type { Column, Engine } from '../engines/engine.ts';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, type Column, type Engine } from '../engines/engine.ts';
 import {
   DbqError,
   InsufficientPermissionsError,
@@ -29,7 +29,7 @@ export const queryInputShape = {
   sql: z.string().min(1),
   params: z.array(z.unknown()).max(10_000).default([]),
   maxRows: z.number().int().min(1).max(10_000).default(1000),
-  timeoutMs: z.number().int().min(1).max(300_000).default(30_000),
+  timeoutMs: z.number().int().min(1).max(300_000).default(DEFAULT_STATEMENT_TIMEOUT_MS),
   rowFormat: z.enum(['arrays', 'objects']).default('arrays'),
 };
 export const queryInputSchema = z.object({ ...queryInputShape, async: z.boolean().optional() }).strict();
@@ -51,6 +51,9 @@ export interface RunOptions {
   source: HistorySource;
   /** Aborted when the client goes away (or an async query is cancelled). */
   signal?: AbortSignal;
+  /** Instead of `signal`: a controller made for this one query (an HTTP request's), used as
+   * the statement's own, so no second controller has to follow it. */
+  controller?: AbortController;
   /** Forces the read-only path whatever the key (AI `execute` for read-only callers). */
   readOnly?: boolean;
   queryId?: string;
@@ -158,6 +161,17 @@ export async function prepareQuery(
   return { ...q, engine: svc.pools.get(row), readOnly: verdict.kind === 'read' };
 }
 
+/** How a caller can stop a statement: a signal to follow, or a controller of its own. */
+export type Cancel = Pick<RunOptions, 'signal' | 'controller'>;
+
+const noop = () => {};
+
+/** The statement's AbortController: the caller's own when it made one for this query, else a
+ * new one following the caller's signal; `unlink` stops following once the statement is over. */
+export function statementController(cancel: Cancel): { controller: AbortController; unlink(): void } {
+  return cancel.controller ? { controller: cancel.controller, unlink: noop } : linkedController(cancel.signal);
+}
+
 /** An AbortController for one statement that also follows the caller's signal; `unlink`
  * stops following it once the statement is over. */
 export function linkedController(signal: AbortSignal | undefined): { controller: AbortController; unlink(): void } {
@@ -192,7 +206,7 @@ export function announceWrite(svc: Services, q: PreparedQuery): void {
 
 export async function runQuery(svc: Services, principal: Principal, input: QueryInput, opts: RunOptions): Promise<QueryResult> {
   const q = await prepareQuery(svc, principal, input, opts);
-  return executePrepared(svc, q, input, opts.signal);
+  return executePrepared(svc, q, input, opts);
 }
 
 /** engine.execute for a prepared query: timeout, cancel, encoding, the history entry. */
@@ -200,9 +214,9 @@ export async function executePrepared(
   svc: Services,
   q: PreparedQuery,
   input: Pick<QueryInput, 'sql' | 'params' | 'maxRows' | 'timeoutMs' | 'rowFormat'>,
-  signal: AbortSignal | undefined,
+  cancel: Cancel,
 ): Promise<QueryResult> {
-  const { controller, unlink } = linkedController(signal);
+  const { controller, unlink } = statementController(cancel);
   const execution = q.engine.execute({
     sql: input.sql,
     params: input.params,

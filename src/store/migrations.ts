@@ -108,6 +108,13 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Every query writes a history row, and each index is one more B-tree insert on that path.
+  // Retention finds old entries through the time-ordered primary key instead (pruneHistory).
+  '0003_history_prune_by_id': {
+    async up(db: Kysely<any>) {
+      await db.schema.dropIndex('query_history_created').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

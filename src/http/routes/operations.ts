@@ -23,10 +23,11 @@ export function operationsRoutes(app: FastifyInstance, svc: Services): void {
   });
   new client.Gauge({ name: 'dbq_queries_running', help: 'Statements in flight', registers: [registry], collect() { this.set(svc.running.size); } });
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     requests.inc({ method: request.method, route, status: reply.statusCode });
     duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    done();
   });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ok({ status: 'ok' }));

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { queryInputSchema, runQuery } from '../../query/run.ts';
 import type { Services } from '../../services.ts';
 import { principalOf } from '../auth.ts';
-import { clientGoneSignal } from '../client-gone.ts';
+import { clientGoneController } from '../client-gone.ts';
 import { jsonSchema, ok, parseInput, queryResultSchema, responses } from '../schema.ts';
 import type { RouteOptions } from './index.ts';
 
@@ -30,6 +30,6 @@ export function queryRoutes(app: FastifyInstance, svc: Services, { hide }: Route
       void reply.code(202).header('location', `${request.url.split('?')[0].replace(/\/$/, '')}/${accepted.queryId}`);
       return ok(accepted);
     }
-    return ok(await runQuery(svc, principal, input, { source: 'api', signal: clientGoneSignal(request, reply) }));
+    return ok(await runQuery(svc, principal, input, { source: 'api', controller: clientGoneController(request, reply) }));
   });
 }

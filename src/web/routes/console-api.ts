@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { generateInputSchema, runGenerate } from '../../ai/run-generate.ts';
 import { listHistory } from '../../history/history.ts';
-import { clientGoneSignal } from '../../http/client-gone.ts';
+import { clientGoneController, clientGoneSignal } from '../../http/client-gone.ts';
 import { ok, parseInput } from '../../http/schema.ts';
 import { queryInputShape, runQuery } from '../../query/run.ts';
 import type { Services } from '../../services.ts';
@@ -28,7 +28,7 @@ export function consoleApiRoutes(app: FastifyInstance, svc: Services): void {
   app.post('/query', { schema }, async (request, reply) => {
     const p = webPrincipal(request);
     const input = parseInput(queryBody, request.body);
-    return ok(await runQuery(svc, p, input, { source: 'ui', signal: clientGoneSignal(request, reply) }));
+    return ok(await runQuery(svc, p, input, { source: 'ui', controller: clientGoneController(request, reply) }));
   });
 
   app.get('/history', { schema }, async (request) => {
