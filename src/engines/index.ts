@@ -1,18 +1,102 @@
 // Picks the adapter for a connection's engine. The only place that knows all three.
+//
+// Each adapter module (and its driver: mysql2, pg, the SQLite child runner) is imported on the
+// first call an engine of that kind receives, not at start-up: a server that only talks to
+// PostgreSQL never loads mysql2 (issue 7, idle memory). The returned Engine is a thin
+// forwarder; `name` and `capabilities` are known without loading the adapter.
 
-import type { Engine, EngineConfig, EngineFactory, EngineName } from './engine.ts';
-import { createMysqlEngine } from './mysql.ts';
-import { createPostgresEngine } from './postgres.ts';
-import { createSqliteEngine } from './sqlite.ts';
+import type {
+  Capabilities,
+  Engine,
+  EngineConfig,
+  EngineFactory,
+  EngineName,
+  ExecuteOptions,
+  ExecuteResult,
+  RowStream,
+  SchemaTable,
+  StreamOptions,
+  TestResult,
+} from './engine.ts';
+import { lazy } from '../lazy.ts';
 
-const FACTORIES: Record<EngineName, EngineFactory> = {
-  postgres: createPostgresEngine,
-  mysql: createMysqlEngine,
-  sqlite: createSqliteEngine,
+const LOADERS: Record<EngineName, () => Promise<EngineFactory>> = {
+  postgres: lazy(async () => (await import('./postgres.ts')).createPostgresEngine),
+  mysql: lazy(async () => (await import('./mysql.ts')).createMysqlEngine),
+  sqlite: lazy(async () => (await import('./sqlite.ts')).createSqliteEngine),
+};
+
+/** The adapters' own values (test/engine-lazy.test.ts checks they agree). */
+export const CAPABILITIES: Record<EngineName, Capabilities> = {
+  postgres: { placeholder: '$n', hasSchemas: true },
+  mysql: { placeholder: '?', hasSchemas: false },
+  sqlite: { placeholder: '?', hasSchemas: false },
 };
 
 export function createEngine(config: EngineConfig): Engine {
-  const factory = FACTORIES[config.engine];
-  if (!factory) throw new Error(`unknown engine ${String(config.engine)}`);
-  return factory(config);
+  const load = LOADERS[config.engine];
+  if (!load) throw new Error(`unknown engine ${String(config.engine)}`);
+  return new LazyEngine(config, load);
+}
+
+class LazyEngine implements Engine {
+  readonly name: EngineName;
+  readonly capabilities: Capabilities;
+  private engine: Engine | null = null;
+  private loading: Promise<Engine> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly config: EngineConfig,
+    private readonly loadFactory: () => Promise<EngineFactory>,
+  ) {
+    this.name = config.engine;
+    this.capabilities = CAPABILITIES[config.engine];
+  }
+
+  private adapter(): Promise<Engine> {
+    if (this.engine) return Promise.resolve(this.engine);
+    this.loading ??= this.loadFactory().then(
+      (factory) => {
+        const engine = factory(this.config);
+        // Used after close(): behave as a closed adapter does (the call fails), open nothing.
+        if (this.closed) void engine.close().catch(() => {});
+        return (this.engine = engine);
+      },
+      (err: unknown) => {
+        this.loading = null;
+        throw err;
+      },
+    );
+    return this.loading;
+  }
+
+  async execute(opts: ExecuteOptions): Promise<ExecuteResult> {
+    return (this.engine ?? (await this.adapter())).execute(opts);
+  }
+
+  async stream(opts: StreamOptions): Promise<RowStream> {
+    const engine = this.engine ?? (await this.adapter());
+    return engine.stream!(opts);
+  }
+
+  async validate(sql: string): Promise<void> {
+    return (await this.adapter()).validate(sql);
+  }
+
+  async test(timeoutMs: number): Promise<TestResult> {
+    return (await this.adapter()).test(timeoutMs);
+  }
+
+  async listTables(schema?: string): Promise<SchemaTable[]> {
+    return (await this.adapter()).listTables(schema);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    // Never used: nothing was opened. Still loading: close what the load produces.
+    if (!this.engine && !this.loading) return;
+    const engine = await this.adapter().catch(() => null);
+    await engine?.close();
+  }
 }

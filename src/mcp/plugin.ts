@@ -6,7 +6,7 @@
 // session is relayed to it (relay.ts), so a load balancer needs no session affinity.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
-import { McpRelay } from './relay.ts';
+import type { McpRelay } from './relay.ts';
 import { McpSessions } from './sessions.ts';
 import { sseRoutes } from './sse-routes.ts';
 import { streamableRoutes } from './streamable-routes.ts';
@@ -28,13 +28,15 @@ export interface McpOptions {
 export const MCP_DEFAULTS = { keepAliveMs: 15_000, idleTimeoutMs: 30 * 60_000 };
 
 export function mcpPlugin(options: McpOptions = {}) {
-  return (app: FastifyInstance, svc: Services): void => {
+  return async (app: FastifyInstance, svc: Services): Promise<void> => {
     const sessions = options.sessions ?? new McpSessions();
     const keepAliveMs = options.keepAliveMs ?? MCP_DEFAULTS.keepAliveMs;
     const idleTimeoutMs = options.idleTimeoutMs ?? MCP_DEFAULTS.idleTimeoutMs;
     const { config } = svc;
     let relay: McpRelay | null = null;
     if ((options.relay ?? true) && config.redisUrl) {
+      // Only a multi-process deployment (DBQ_REDIS_URL) loads the relay and its Redis client.
+      const { McpRelay } = await import('./relay.ts');
       relay = new McpRelay({
         redisUrl: config.redisUrl,
         keyPrefix: config.redisKeyPrefix,
