@@ -70,6 +70,24 @@ describe('PostgreSQL read pipeline', () => {
     expect(state.rows[0].state).toBe('idle');
   });
 
+  it('prepares its fixed statements once per connection, and again after a reset drops them', async () => {
+    const named = async () =>
+      (await read("SELECT string_agg(name, ',' ORDER BY name) FROM pg_prepared_statements WHERE name LIKE 'dbq\\_%'")).rows[0][0];
+    const expected = 'dbq_advisory_unlock_all,dbq_begin_read_only,dbq_rollback';
+    await read('SELECT 1');
+    expect(await named()).toBe(expected);
+    // A failed read resets the connection (DEALLOCATE ALL among it): the next read prepares again.
+    // (A read's own teardown is parsed after its statement ran, so list from the read after.)
+    expect((await read('SELECT * FROM no_such_table_dbq').catch((e) => e)).code).toBe('query_failed');
+    await read('SELECT 1');
+    expect(await named()).toBe(expected);
+    // So does a write.
+    await engine.execute({ sql: 'SELECT 1', params: [], readOnly: false, timeoutMs: 5000, maxRows: 10, maxBytes: 1 << 20 });
+    await read('SELECT 1');
+    expect(await named()).toBe(expected);
+    for (let i = 0; i < 20; i++) expect((await read(`SELECT ${i}`)).rows).toEqual([[i]]);
+  });
+
   it('still refuses a write that reaches the database through a read', async () => {
     const err = await read(`SELECT 1 FROM (SELECT ${fn}_lock()) x; SELECT 2`).catch((e) => e);
     expect(err.code).toBe('query_failed');

@@ -26,6 +26,10 @@ interface Connection {
   sync(): void;
 }
 
+/** A set-up or tear-down statement: text parsed on every use, or a statement prepared on the
+ * connection under `name` (the server then skips parsing and planning it). */
+export type Step = string | { name: string; text: string };
+
 export interface BatchResult {
   fields: pg.FieldDef[];
   rows: RawRow[];
@@ -46,13 +50,15 @@ export class PipelinedStatement extends EventEmitter {
   private readonly result: BatchResult = { fields: [], rows: [], truncated: false, command: null, rowCount: null };
 
   constructor(
-    private readonly setup: readonly string[],
+    private readonly setup: readonly Step[],
     private readonly text: string,
     private readonly values: readonly unknown[],
     private readonly maxRows: number,
     maxBytes: number,
     /** Run after the statement in the same pipeline (e.g. ROLLBACK), results ignored. */
-    private readonly teardown: readonly string[] = [],
+    private readonly teardown: readonly Step[] = [],
+    /** Send the Parse of the named steps: the connection has not prepared them yet. */
+    private readonly parseNamed = false,
   ) {
     super();
     this.budget = new RowBudget(maxRows, maxBytes);
@@ -65,24 +71,26 @@ export class PipelinedStatement extends EventEmitter {
   }
 
   submit(connection: Connection): Error | null {
+    const run = (step: Step) => {
+      if (typeof step === 'string') {
+        connection.parse({ text: step, name: '', types: [] });
+        connection.bind({ portal: '', statement: '', values: [] });
+      } else {
+        if (this.parseNamed) connection.parse({ text: step.text, name: step.name, types: [] });
+        connection.bind({ portal: '', statement: step.name, values: [] });
+      }
+      connection.execute({ portal: '', rows: 0 });
+    };
     connection.stream.cork?.();
     try {
-      for (const text of this.setup) {
-        connection.parse({ text, name: '', types: [] });
-        connection.bind({ portal: '', statement: '', values: [] });
-        connection.execute({ portal: '', rows: 0 });
-      }
+      for (const step of this.setup) run(step);
       connection.parse({ text: this.text, name: '', types: [] });
       connection.bind({ portal: '', statement: '', values: [...this.values], binary: false, valueMapper: prepareValue });
       connection.describe({ type: 'P', name: '' });
       // One row past maxRows: PostgreSQL answers PortalSuspended whenever the limit is reached,
       // even when no further row exists, so only an extra row proves the result was cut.
       connection.execute({ portal: '', rows: this.maxRows + 1 });
-      for (const text of this.teardown) {
-        connection.parse({ text, name: '', types: [] });
-        connection.bind({ portal: '', statement: '', values: [] });
-        connection.execute({ portal: '', rows: 0 });
-      }
+      for (const step of this.teardown) run(step);
       connection.sync();
     } catch (err) {
       // A parameter that cannot be serialised: nothing reached the server unflushed, but the

@@ -32,7 +32,7 @@ import {
   type Cursor,
   type RawRow,
 } from './postgres-cursor.ts';
-import { PipelinedStatement } from './postgres-batch.ts';
+import { PipelinedStatement, type Step } from './postgres-batch.ts';
 import { closePooledEngine } from './pool-close.ts';
 import { readTables } from './postgres-introspect.ts';
 import { PostgresTypes } from './postgres-types.ts';
@@ -54,6 +54,17 @@ const SESSION_OPTIONS =
 const ROLLBACK_AND_DISCARD =
   'ROLLBACK; CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; DEALLOCATE ALL; UNLISTEN *; ' +
   'SELECT pg_advisory_unlock_all(); DISCARD PLANS; DISCARD TEMP; DISCARD SEQUENCES';
+
+// The fixed statements of every read, prepared once per connection (named, so the server
+// neither parses nor plans them again). A reset (DISCARD ALL, DEALLOCATE ALL) drops them, and
+// the engine forgets a connection's prepared state whenever it resets one.
+const BEGIN_READ_ONLY: Step = { name: 'dbq_begin_read_only', text: 'BEGIN READ ONLY' };
+// Advisory locks are session-level and survive ROLLBACK; a user-defined function could have
+// taken one. Releasing them in the pipeline leaves nothing to reset afterwards.
+const READ_TEARDOWN: readonly Step[] = [
+  { name: 'dbq_advisory_unlock_all', text: 'SELECT pg_advisory_unlock_all()' },
+  { name: 'dbq_rollback', text: 'ROLLBACK' },
+];
 
 const BACKSTOP_MS = 250;
 const CANCEL_GRACE_MS = 2_000;
@@ -95,6 +106,8 @@ class PostgresEngine implements Engine {
   private readonly types = new PostgresTypes();
   private readonly sessions = new Set<Session>();
   private readonly broken = new WeakSet<pg.ClientBase>();
+  /** Connections holding the named read statements (BEGIN_READ_ONLY, READ_TEARDOWN). */
+  private readonly prepared = new WeakSet<pg.ClientBase>();
   private pool: pg.Pool | null = null;
   private closing: Promise<void> | null = null;
 
@@ -104,8 +117,9 @@ class PostgresEngine implements Engine {
   }
 
   async execute(opts: ExecuteOptions): Promise<ExecuteResult> {
-    // Reads go out as one pipeline (postgres-batch.ts): BEGIN READ ONLY, SET LOCAL
-    // statement_timeout and the statement in a single round trip. Writes keep a separate SET:
+    // Reads go out as one pipeline (postgres-batch.ts): BEGIN READ ONLY, a SET LOCAL
+    // statement_timeout unless the session default applies, the statement, the advisory unlock
+    // and ROLLBACK in a single round trip. Writes keep a separate SET:
     // in a pipeline they would share an implicit transaction, which VACUUM, CREATE INDEX
     // CONCURRENTLY and friends refuse.
     for (let attempt = 1; ; attempt++) {
@@ -118,18 +132,20 @@ class PostgresEngine implements Engine {
         if (opts.readOnly) {
           const statement = new PipelinedStatement(
             session.timeoutMs === DEFAULT_STATEMENT_TIMEOUT_MS
-              ? ['BEGIN READ ONLY']
-              : ['BEGIN READ ONLY', `SET LOCAL statement_timeout = ${session.timeoutMs}`],
+              ? [BEGIN_READ_ONLY]
+              : [BEGIN_READ_ONLY, `SET LOCAL statement_timeout = ${session.timeoutMs}`],
             opts.sql,
             opts.params,
             opts.maxRows,
             opts.maxBytes,
-            // Advisory locks are session-level and survive ROLLBACK; a user-defined function
-            // could have taken one. Releasing them here leaves nothing to reset afterwards.
-            ['SELECT pg_advisory_unlock_all()', 'ROLLBACK'],
+            READ_TEARDOWN,
+            !this.prepared.has(session.client),
           );
           session.client.query(statement as unknown as pg.QueryConfig);
           raw = await session.watch.run(statement.done);
+          // Only a pipeline that ran to its end surely prepared every named step; any other
+          // outcome resets the connection, which drops them.
+          this.prepared.add(session.client);
           session.clean = true;
         } else {
           raw = await session.watch.run(readRows(session.client, opts));
@@ -418,6 +434,7 @@ class PostgresEngine implements Engine {
    * discarded before anyone else can get it; a client that cannot be reset is destroyed. */
   private async release(client: pg.PoolClient, abandoned: boolean, clean = false): Promise<void> {
     let destroy = abandoned || this.broken.has(client);
+    if (destroy || !clean || client.getTransactionStatus() !== 'I') this.prepared.delete(client);
     // A read pipeline that completed ended with ROLLBACK + pg_advisory_unlock_all(): inside a
     // READ ONLY transaction nothing else can outlive the rollback (SET reverts, temp tables
     // and holdable cursors cannot be created, LISTEN is transactional).
