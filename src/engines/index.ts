@@ -71,8 +71,9 @@ class LazyEngine implements Engine {
     return this.loading;
   }
 
-  async execute(opts: ExecuteOptions): Promise<ExecuteResult> {
-    return (this.engine ?? (await this.adapter())).execute(opts);
+  // Not async: once loaded, a query goes straight to the adapter without an extra promise.
+  execute(opts: ExecuteOptions): Promise<ExecuteResult> {
+    return this.engine ? this.engine.execute(opts) : this.adapter().then((engine) => engine.execute(opts));
   }
 
   async stream(opts: StreamOptions): Promise<RowStream> {
