@@ -1,6 +1,8 @@
 // Child processes for benches: servers run apart from the load generator. TypeScript files run
 // under tsx; dbq itself runs as bin/dbq, the way users run it (its compiled build when current).
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+// @ts-expect-error plain JS module shared with bin/dbq, no type declarations
+import { buildIsCurrent } from '../../scripts/build-state.mjs';
 import path from 'node:path';
 
 /** Forks `script` (under tsx when it is TypeScript); resolves once it sends an IPC message (`announces`) or at once. */
@@ -27,7 +29,18 @@ export async function waitForHttp(url: string): Promise<void> {
   throw new Error(`${url} did not come up`);
 }
 
+/** Builds dist/server when src/ changed since (bin/dbq would otherwise run the sources through
+ * tsx, and the bench would measure that); returns what bin/dbq will run. */
+export function ensureBuilt(): string {
+  if (!buildIsCurrent()) {
+    const built = spawnSync(process.execPath, [path.resolve('scripts/build-server.mjs')], { stdio: 'inherit' });
+    if (built.status !== 0 || !buildIsCurrent()) throw new Error('npm run build failed');
+  }
+  return 'dbq: compiled build (dist/server)';
+}
+
 /** `dbq serve` on `port` as users start it; resolves at once (poll /healthz). */
 export function startDbqServe(port: number, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  process.stderr.write(`${ensureBuilt()}\n`);
   return startChild(path.resolve('bin/dbq'), ['serve', '--port', String(port)], env, false);
 }
