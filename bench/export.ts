@@ -174,7 +174,7 @@ async function main(): Promise<void> {
     }),
     '',
     `PostgreSQL alone, first 1000 rows of the same statement through a cursor (no HTTP): ${floorMs.toFixed(1)} ms.`,
-    'RSS idle is the server after warm-up (dbq: tsx, both SQL parsers, Fastify, drivers); peak is the highest VmRSS while',
+    'RSS idle is the server after warm-up (dbq: its compiled build, as bin/dbq runs it; modules load on first use); peak is the highest VmRSS while',
     'the response streamed; peak - idle is what serving the export cost.',
     '',
     'Targets: dbq export peak RSS < 100 MiB, first byte < 100 ms, total within 1.3x of the bare buffered server.',
