@@ -45,15 +45,16 @@ function loadPostgresParser(): Promise<void> {
 }
 
 // A verdict depends on nothing but the dialect and the text, so the same statement sent again
-// (dashboards, agents, retries) is not parsed again. Bounded in entries and in text length so
-// the cache holds at most a few MiB; oldest entries go first.
-const CACHE_ENTRIES = 2_000;
+// (dashboards, agents, retries) is not parsed again. One map per dialect, keyed by the text
+// itself (no key string to build per lookup); bounded in entries and in text length so the
+// cache holds at most a few MiB; oldest entries go first.
+const CACHE_ENTRIES = 1_000;
 const CACHE_MAX_SQL = 4_096;
-const verdicts = new Map<string, Verdict>();
+const verdicts: Record<EngineName, Map<string, Verdict>> = { postgres: new Map(), mysql: new Map(), sqlite: new Map() };
 
 export async function classifyStatement(engine: EngineName, sql: string): Promise<Verdict> {
-  const key = sql.length <= CACHE_MAX_SQL ? `${engine}:${sql}` : null;
-  const hit = key === null ? undefined : verdicts.get(key);
+  const cache = sql.length <= CACHE_MAX_SQL ? verdicts[engine] : undefined;
+  const hit = cache?.get(sql);
   if (hit) return hit;
   if (engine === 'postgres') await loadPostgresParser();
   let verdict: Verdict;
@@ -63,9 +64,9 @@ export async function classifyStatement(engine: EngineName, sql: string): Promis
     // A stack overflow on absurd nesting, an AST shape we did not expect: not a read.
     verdict = unparseableVerdict();
   }
-  if (key !== null) {
-    if (verdicts.size >= CACHE_ENTRIES) verdicts.delete(verdicts.keys().next().value as string);
-    verdicts.set(key, Object.freeze(verdict));
+  if (cache) {
+    if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
+    cache.set(sql, Object.freeze(verdict));
   }
   return verdict;
 }
