@@ -166,6 +166,17 @@ describe('plan limits through /api', () => {
     expect(res.headers['ratelimit-remaining']).toBe('299');
   });
 
+  // The count starts at authentication and is awaited after the body is parsed, so a body that
+  // fails to parse answers before that wait: it is still counted and still carries the headers.
+  it('counts a request whose body does not parse and puts the headers on its 400', async () => {
+    const res = await h.call('POST', '/w/prows/api/query', proKey, '{not json', { 'content-type': 'application/json' });
+    expect(res.status).toBe(400);
+    expect(res.headers['ratelimit-limit']).toBe('300');
+    const remaining = Number(res.headers['ratelimit-remaining']);
+    const next = await h.call('GET', '/w/prows/api/connections', proKey);
+    expect(Number(next.headers['ratelimit-remaining'])).toBe(remaining - 1);
+  });
+
   it('never limits an enterprise workspace and sends no headers', async () => {
     for (let i = 0; i < 150; i++) {
       const res = await h.call('GET', '/api/connections', h.adminKey);

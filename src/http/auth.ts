@@ -3,7 +3,7 @@
 // unknown one, nor learn which workspaces exist.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InsufficientPermissionsError, InvalidApiKeyError } from '../errors.ts';
-import { limitAuthFailure } from '../limits/http.ts';
+import { limitAuthFailure, startRequestLimit } from '../limits/http.ts';
 import type { Services } from '../services.ts';
 import { authenticateKey, type Principal } from '../workspaces/api-keys.ts';
 import { DEFAULT_WORKSPACE } from '../workspaces/workspaces.ts';
@@ -50,7 +50,9 @@ export async function authenticateRequest(svc: Services, request: FastifyRequest
 
 export function apiAuthHook(svc: Services) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
-    await authenticateRequest(svc, request, bearerToken(request));
+    const principal = await authenticateRequest(svc, request, bearerToken(request));
+    // The plan's count starts now; the preHandler requestLimitHook waits for its answer.
+    startRequestLimit(svc, request, principal);
   };
 }
 

@@ -1,14 +1,19 @@
-// Rate limits at the HTTP front door: the /api hook that counts each request against the
+// Rate limits at the HTTP front door: the /api hooks that count each request against the
 // workspace plan, the failed-authentication limiter authenticateRequest() calls, and the one
 // onSend hook that writes RateLimit-* / Retry-After on whatever response the request ends
 // with (a 200, a later 4xx/5xx, or the 429 itself). Headers go through onSend rather than
 // straight onto the reply because authenticateRequest (shared with MCP) has only the request.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+//
+// An /api request's count starts as soon as authentication knows the workspace and is awaited
+// in preHandler, so the Redis round trip overlaps the body being read and parsed instead of
+// adding to it. The handler never runs before the answer, so a refused request does nothing.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimitedError } from '../errors.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { consumeRequest, type LimitState, type Limits } from './limits.ts';
 
-const pending = new WeakMap<FastifyRequest, Record<string, string>>();
+/** Per request: the headers to send, or the count still in flight whose answer gives them. */
+const pending = new WeakMap<FastifyRequest, Record<string, string> | Promise<LimitState>>();
 
 /** The response headers of a limit answer; none for an unlimited (enterprise) workspace. */
 export function limitHeaders(state: LimitState): Record<string, string> {
@@ -34,11 +39,27 @@ export async function enforceRequestLimit(svc: { limits: Limits }, request: Fast
   return state;
 }
 
-/** onRequest hook for /api, registered after the auth hook (it needs request.principal). */
-export function requestLimitHook(svc: { limits: Limits }) {
-  return async (request: FastifyRequest) => {
-    // The auth hook ran first and either set the principal or ended the request.
-    if (request.principal) await enforceRequestLimit(svc, request, request.principal);
+/**
+ * Starts counting one /api request of `principal` without waiting for the answer;
+ * `requestLimitHook` waits for it. Called by the auth hook the moment the principal is known.
+ */
+export function startRequestLimit(svc: { limits: Limits }, request: FastifyRequest, principal: Pick<Principal, 'workspace'>): void {
+  // Enterprise answers without a count: nothing to wait for and no headers to write.
+  if (!svc.limits.limited(principal)) return;
+  const state = consumeRequest(svc, principal);
+  // A rejection (a bug: Redis failures answer from memory) surfaces in requestLimitHook; this
+  // only keeps it from also being reported as unhandled when the request ends before that hook.
+  state.catch(() => {});
+  pending.set(request, state);
+}
+
+/** preHandler hook for /api: the last moment the count started by the auth hook can answer. */
+export function requestLimitHook() {
+  // Callback style: Fastify runs it without an async function's extra promise per request.
+  return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+    const noted = pending.get(request);
+    if (!(noted instanceof Promise)) return done();
+    noted.then((state) => done(state.allowed ? undefined : new RateLimitedError()), done);
   };
 }
 
@@ -58,9 +79,22 @@ export async function limitAuthFailure(svc: { limits: Limits }, request: Fastify
 
 /** Registers the onSend hook that writes the noted headers; once, at the root of the app. */
 export function sendLimitHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
-    const headers = pending.get(request);
-    if (headers) void reply.headers(headers);
-    return payload;
+  // Callback style for the same reason as requestLimitHook: it runs on every response.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const noted = pending.get(request);
+    if (noted === undefined) return done(null, payload);
+    if (!(noted instanceof Promise)) {
+      reply.headers(noted);
+      return done(null, payload);
+    }
+    // A response can come before preHandler waited for the count (a body that does not parse,
+    // 400/413/415): it still carries the headers of the count it made.
+    noted.then(
+      (state) => {
+        reply.headers(limitHeaders(state));
+        done(null, payload);
+      },
+      () => done(null, payload),
+    );
   });
 }

@@ -98,6 +98,11 @@ export class Limits {
    * length) against the principal's workspace plan, all or none: a batch that does not fit
    * whole is refused whole and counts nothing.
    */
+  /** Whether the principal's plan has a limit at all (false: enterprise, nothing is counted). */
+  limited(principal: Pick<Principal, 'workspace'>): boolean {
+    return this.planLimiters.has(principal.workspace.plan);
+  }
+
   async consumeRequest(principal: Pick<Principal, 'workspace'>, count = 1): Promise<LimitState> {
     const plan = this.planLimiters.get(principal.workspace.plan);
     if (!plan) return { unlimited: true, allowed: true };
@@ -119,7 +124,8 @@ export class Limits {
   }
 
   private async consume(limiter: Limiter, limit: number, key: string, count = 1): Promise<LimitState> {
-    if (this.redis) await this.connected(this.redis);
+    // Checked here rather than in connected(): the common case then costs no extra await.
+    if (this.redis && this.redis.status !== 'ready') await this.connected(this.redis);
     let res: RateLimiterRes;
     let allowed = true;
     try {

@@ -32,8 +32,9 @@ export async function registerApiRoutes(app: FastifyInstance, svc: Services, ext
       openapiRoute(scope, svc, { hide: true });
       await scope.register(async (authed) => {
         authed.addHook('onRequest', apiAuthHook(svc));
-        // After auth: the plan comes with the principal; each /api request counts one.
-        authed.addHook('onRequest', requestLimitHook(svc));
+        // Auth starts each /api request's count (the plan comes with the principal); this
+        // waits for it after the body is parsed, before any handler runs.
+        authed.addHook('preHandler', requestLimitHook());
         for (const route of [...API_ROUTES, ...extra]) route(authed, svc, { hide });
       });
     }, { prefix });
