@@ -99,6 +99,36 @@ for (const backend of ['memory', 'redis'] as const) {
   });
 }
 
+// The connection-loss case runs across processes (test/multi-process-redis-outage.test.ts);
+// this is the other way a count can fail while the connection stays up: the command errors.
+describe('a Redis command that fails', () => {
+  it('is answered by the per-process count with one warning, and shared again once it works', async () => {
+    const lines: Array<{ level: string; msg: string }> = [];
+    const logger = {
+      child: () => logger,
+      warn: (_obj: unknown, msg: string) => lines.push({ level: 'warn', msg }),
+      info: (msg: string) => lines.push({ level: 'info', msg }),
+    } as unknown as Parameters<typeof createLimits>[0]['logger'];
+    const keyPrefix = `${prefix}:failing`;
+    const limits = createLimits({ redisUrl: MACHINE_REDIS_URL, keyPrefix, logger, planLimits: { free: 3 } });
+    const redis = new Redis(MACHINE_REDIS_URL);
+    try {
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_fail')))).toMatchObject({ allowed: true, shared: true, remaining: 2 });
+      // A string where the script expects a sorted set: every command on the key fails (WRONGTYPE).
+      await redis.set(`${keyPrefix}:requests:ws_fail`, 'x');
+      for (let i = 0; i < 3; i++) expect(limited(await limits.consumeRequest(ws('free', 'ws_fail')))).toMatchObject({ allowed: true, shared: false });
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_fail')))).toMatchObject({ allowed: false, shared: false });
+      expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
+      await redis.del(`${keyPrefix}:requests:ws_fail`);
+      expect(limited(await limits.consumeRequest(ws('free', 'ws_fail')))).toMatchObject({ allowed: true, shared: true, remaining: 2 });
+      expect(lines.map((l) => l.level)).toEqual(['warn', 'info']);
+    } finally {
+      redis.disconnect();
+      await limits.close();
+    }
+  });
+});
+
 describe('DBQ_TRUST_PROXY', () => {
   it('takes a boolean or the proxies\' addresses, and refuses anything else at start', async () => {
     expect(loadConfig({}).trustProxy).toBe(false);
