@@ -4,9 +4,12 @@
 // limiter on failed authentications (X-Forwarded-For only from a trusted proxy).
 // Several processes sharing one budget: test/multi-process*.test.ts.
 import { randomBytes } from 'node:crypto';
+import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { installErrorHandling } from '../src/http/error-handler.ts';
+import { requestAdmitted, requestLimitHook, sendLimitHeaders, startRequestLimit } from '../src/limits/http.ts';
 import { addressKey, consumeRequest, createLimits, type LimitState, type Limits } from '../src/limits/limits.ts';
 import { createLogger } from '../src/logger.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
@@ -124,6 +127,49 @@ describe('a Redis command that fails', () => {
       expect(lines.map((l) => l.level)).toEqual(['warn', 'info']);
     } finally {
       redis.disconnect();
+      await limits.close();
+    }
+  });
+});
+
+// The query route lets its connection look-up overlap the count's round trip: such a route is
+// marked awaitsRequestLimit and its handler awaits requestAdmitted before any effect.
+describe('a route that awaits the count itself', () => {
+  it('skips the preHandler wait, and a refused request stops at requestAdmitted with 429 and headers', async () => {
+    const limits = createLimits({ redisUrl: null, keyPrefix: `${prefix}:own`, logger: silent, planLimits: { free: 2 } });
+    const app = Fastify();
+    installErrorHandling(app);
+    sendLimitHeaders(app);
+    const steps: string[] = [];
+    app.addHook('onRequest', (request, _reply, done) => {
+      startRequestLimit({ limits }, request, ws('free', 'ws_own'));
+      done();
+    });
+    app.addHook('preHandler', requestLimitHook());
+    app.post('/own', { config: { awaitsRequestLimit: true } }, async (request) => {
+      steps.push('read');
+      await requestAdmitted(request);
+      steps.push('effect');
+      return { ok: true };
+    });
+    app.post('/plain', async () => {
+      steps.push('plain');
+      return { ok: true };
+    });
+    try {
+      expect((await app.inject({ method: 'POST', url: '/own' })).statusCode).toBe(200);
+      expect((await app.inject({ method: 'POST', url: '/plain' })).statusCode).toBe(200);
+      steps.length = 0;
+      const own = await app.inject({ method: 'POST', url: '/own' });
+      expect(own.statusCode).toBe(429);
+      expect(own.headers['ratelimit-remaining']).toBe('0');
+      expect(own.headers['retry-after']).toBeDefined();
+      const plain = await app.inject({ method: 'POST', url: '/plain' });
+      expect(plain.statusCode).toBe(429);
+      // The marked handler ran up to its wait and no further; the plain one never ran.
+      expect(steps).toEqual(['read']);
+    } finally {
+      await app.close();
       await limits.close();
     }
   });

@@ -53,14 +53,38 @@ export function startRequestLimit(svc: { limits: Limits }, request: FastifyReque
   pending.set(request, state);
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The handler awaits `requestAdmitted(request)` itself, before anything with an effect (a
+     * statement, a history entry, an async start), so harmless reads it does first (loading the
+     * connection from the store) overlap the count's round trip; requestLimitHook skips it.
+     */
+    awaitsRequestLimit?: boolean;
+  }
+}
+
 /** preHandler hook for /api: the last moment the count started by the auth hook can answer. */
 export function requestLimitHook() {
   // Callback style: Fastify runs it without an async function's extra promise per request.
   return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
     const noted = pending.get(request);
-    if (!(noted instanceof Promise)) return done();
+    if (!(noted instanceof Promise) || request.routeOptions.config.awaitsRequestLimit === true) return done();
     noted.then((state) => done(state.allowed ? undefined : new RateLimitedError()), done);
   };
+}
+
+/**
+ * Resolves when the request's count admitted it; rejects with RateLimitedError (429) when it
+ * did not. For handlers of routes marked `awaitsRequestLimit`; resolves at once when nothing
+ * was counted (an enterprise workspace).
+ */
+export function requestAdmitted(request: FastifyRequest): Promise<void> {
+  const noted = pending.get(request);
+  if (!(noted instanceof Promise)) return Promise.resolve();
+  return noted.then((state) => {
+    if (!state.allowed) throw new RateLimitedError();
+  });
 }
 
 /**
