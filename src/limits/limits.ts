@@ -7,19 +7,13 @@
 // happens and one line when the shared count is back.
 //
 // HTTP and MCP both call `consumeRequest`; src/limits/http.ts turns the answer into headers.
-import { Redis, type Result } from 'ioredis';
+import { Redis } from 'ioredis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../logger.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import type { Plan } from '../workspaces/workspaces.ts';
 import { AUTH_FAILURES_PER_WINDOW, PLAN_LIMITS, WINDOW_SECONDS } from './plans.ts';
-import { SLIDING_WINDOW_LUA, SlidingLog } from './sliding-window.ts';
-
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    /** SLIDING_WINDOW_LUA by EVALSHA (EVAL once if Redis lost the script): [counted, msBeforeNext]. */
-    dbqSlidingWindow(key: string, take: number, limit: number, windowSeconds: number): Result<[number, number], Context>;
-  }
-}
+import { SLIDING_WINDOW_LUA, SlidingLog, SlidingWindowMemory } from './sliding-window.ts';
 
 /** What a limit said about one request. */
 export type LimitState =
@@ -47,52 +41,56 @@ export interface LimitsOptions {
   redisTimeoutMs?: number;
 }
 
-/** One budget: where its counts live (the same key in Redis and in memory) and its size. */
-interface Budget {
-  prefix: string;
-  limit: number;
-}
+type Limiter = RateLimiterRedis | SlidingWindowMemory;
 
 export class Limits {
   /** Whether counts are meant to be shared (DBQ_REDIS_URL set). */
   readonly distributed: boolean;
   private readonly redis: Redis | null;
   private readonly log: SlidingLog;
-  private readonly windowSeconds: number;
-  private readonly planBudgets = new Map<Plan, Budget>();
-  private readonly authBudget: Budget;
+  private readonly planLimiters = new Map<Plan, { limit: number; limiter: Limiter }>();
+  private readonly authLimiter: Limiter;
+  private readonly authLimit: number;
   private readonly logger: Logger;
   private degraded = false;
   private readonly redisTimeoutMs: number;
   private connecting: Promise<void> | null = null;
 
   constructor(opts: LimitsOptions) {
-    this.windowSeconds = opts.windowSeconds ?? WINDOW_SECONDS;
+    const window = opts.windowSeconds ?? WINDOW_SECONDS;
     this.logger = opts.logger.child({ component: 'rate-limits' });
-    this.log = new SlidingLog(this.windowSeconds * 1000);
+    this.log = new SlidingLog(window * 1000);
     this.redisTimeoutMs = opts.redisTimeoutMs ?? 500;
     this.redis = opts.redisUrl ? redisClient(opts.redisUrl, this.redisTimeoutMs) : null;
     this.distributed = this.redis !== null;
     if (this.redis) {
       this.redis.on('error', (err: Error) => this.degrade(err.message));
       this.redis.on('ready', () => this.recover());
-      // Our own command rather than a rate-limiter-flexible limiter around it: measured with
-      // Redis idle between calls (as between HTTP requests), the library's promise layers added
-      // about 0.05 ms to each count. ioredis sends EVALSHA and falls back to EVAL by itself.
-      this.redis.defineCommand('dbqSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_LUA });
     }
+    const limiterFor = (points: number, name: string): Limiter => {
+      const keyPrefix = `${opts.keyPrefix}:${name}`;
+      const memory = new SlidingWindowMemory(this.log, points, keyPrefix);
+      if (!this.redis) return memory;
+      return new RateLimiterRedis({
+        storeClient: this.redis,
+        keyPrefix,
+        points,
+        duration: window,
+        customIncrTtlLuaScript: SLIDING_WINDOW_LUA,
+        // Without this, a command issued while disconnected would wait for a reconnect;
+        // the per-process count answers at once instead.
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: memory,
+      });
+    };
     const plans = { ...PLAN_LIMITS, ...opts.planLimits };
     for (const [plan, limit] of Object.entries(plans) as [Plan, number | null][]) {
       // Every plan counts in the same key (`requests`), so a plan change keeps the count and
       // only the limit it is compared with changes.
-      if (limit !== null) this.planBudgets.set(plan, { prefix: `${opts.keyPrefix}:requests`, limit });
+      if (limit !== null) this.planLimiters.set(plan, { limit, limiter: limiterFor(limit, 'requests') });
     }
-    this.authBudget = { prefix: `${opts.keyPrefix}:auth-failures`, limit: opts.authFailures ?? AUTH_FAILURES_PER_WINDOW };
-  }
-
-  /** Whether the principal's plan has a limit at all (false: enterprise, nothing is counted). */
-  limited(principal: Pick<Principal, 'workspace'>): boolean {
-    return this.planBudgets.has(principal.workspace.plan);
+    this.authLimit = opts.authFailures ?? AUTH_FAILURES_PER_WINDOW;
+    this.authLimiter = limiterFor(this.authLimit, 'auth-failures');
   }
 
   /**
@@ -100,15 +98,20 @@ export class Limits {
    * length) against the principal's workspace plan, all or none: a batch that does not fit
    * whole is refused whole and counts nothing.
    */
+  /** Whether the principal's plan has a limit at all (false: enterprise, nothing is counted). */
+  limited(principal: Pick<Principal, 'workspace'>): boolean {
+    return this.planLimiters.has(principal.workspace.plan);
+  }
+
   async consumeRequest(principal: Pick<Principal, 'workspace'>, count = 1): Promise<LimitState> {
-    const budget = this.planBudgets.get(principal.workspace.plan);
-    if (!budget) return { unlimited: true, allowed: true };
-    return this.consume(budget, principal.workspace.id, Math.max(1, Math.floor(count)));
+    const plan = this.planLimiters.get(principal.workspace.plan);
+    if (!plan) return { unlimited: true, allowed: true };
+    return this.consume(plan.limiter, plan.limit, principal.workspace.id, Math.max(1, Math.floor(count)));
   }
 
   /** Counts one failed authentication from a client address; refused past the budget. */
   async recordAuthFailure(address: string): Promise<LimitState> {
-    return this.consume(this.authBudget, addressKey(address));
+    return this.consume(this.authLimiter, this.authLimit, addressKey(address));
   }
 
   async close(): Promise<void> {
@@ -120,29 +123,33 @@ export class Limits {
     else this.redis.disconnect();
   }
 
-  private async consume(budget: Budget, id: string, count = 1): Promise<LimitState> {
-    const key = `${budget.prefix}:${id}`;
-    const redis = this.redis;
-    if (redis) {
-      // Checked here rather than in connected(): the common case then costs no extra await.
-      if (redis.status !== 'ready') await this.connected(redis);
-      // Not ready (down, reconnecting, first connection too slow): count in memory at once
-      // rather than wait; the offline queue is off, so a command would only be refused anyway.
-      if (redis.status === 'ready') {
-        try {
-          const [counted, msBeforeNext] = await redis.dbqSlidingWindow(key, count, budget.limit, this.windowSeconds);
-          this.recover();
-          return answer(budget.limit, counted, msBeforeNext, true);
-        } catch (err) {
-          // A failed or timed-out command (commandTimeout) falls back like a lost connection.
-          this.degrade(err instanceof Error ? err.message : String(err));
-        }
-      } else {
-        this.degrade(`Redis connection is ${redis.status}`);
-      }
+  private async consume(limiter: Limiter, limit: number, key: string, count = 1): Promise<LimitState> {
+    // Checked here rather than in connected(): the common case then costs no extra await.
+    if (this.redis && this.redis.status !== 'ready') await this.connected(this.redis);
+    let res: RateLimiterRes;
+    let allowed = true;
+    try {
+      res = await limiter.consume(key, count);
+    } catch (err) {
+      // A refusal arrives as a rejected RateLimiterRes. Redis failures never get here (the
+      // in-memory insurance answers them), so anything else is a bug and surfaces as one.
+      if (!(err instanceof RateLimiterRes)) throw err;
+      res = err;
+      allowed = false;
     }
-    const { counted, msBeforeNext } = this.log.take(key, count, budget.limit);
-    return answer(budget.limit, counted, msBeforeNext, false);
+    const shared = this.distributed && !this.log.issued.has(res);
+    if (this.distributed) {
+      if (shared) this.recover();
+      else this.degrade('a Redis command failed or timed out');
+    }
+    return {
+      unlimited: false,
+      allowed,
+      limit,
+      remaining: allowed ? Math.max(limit - res.consumedPoints, 0) : 0,
+      resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+      shared,
+    };
   }
 
   // The client connects on first use, not at construction: CLI commands build the same
@@ -169,22 +176,6 @@ export class Limits {
     this.degraded = false;
     this.logger.info('Redis reachable again: rate limits are shared between processes');
   }
-}
-
-/**
- * A limit answer from what either store returns: the count including this request's `take`
- * (over the limit means refused and not logged) and the ms until the oldest slot frees.
- */
-function answer(limit: number, counted: number, msBeforeNext: number, shared: boolean): LimitState {
-  const allowed = counted <= limit;
-  return {
-    unlimited: false,
-    allowed,
-    limit,
-    remaining: allowed ? limit - counted : 0,
-    resetSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
-    shared,
-  };
 }
 
 function redisClient(url: string, timeoutMs: number): Redis {
