@@ -12,7 +12,10 @@ import { installErrorHandling } from '../src/http/error-handler.ts';
 import { requestAdmitted, requestLimitHook, sendLimitHeaders, startRequestLimit } from '../src/limits/http.ts';
 import { addressKey, consumeRequest, createLimits, type LimitState, type Limits } from '../src/limits/limits.ts';
 import { createLogger } from '../src/logger.ts';
-import { createApiKey } from '../src/workspaces/api-keys.ts';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { listHistory } from '../src/history/history.ts';
+import { authenticateKey, createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { createWorkspace, getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
 import { createHarness, type Harness } from './support/harness.ts';
@@ -251,6 +254,40 @@ describe('plan limits through /api', () => {
     const remaining = Number(res.headers['ratelimit-remaining']);
     const next = await h.call('GET', '/w/prows/api/connections', proKey);
     expect(Number(next.headers['ratelimit-remaining'])).toBe(remaining - 1);
+  });
+
+  // POST /query awaits the count in its handler, overlapped with the connection look-up: a
+  // refused request must still run nothing, record nothing, and answer 429 before any 404.
+  it('refuses a query past the limit before it runs or is recorded: sync, async, unknown connection', async () => {
+    await createWorkspace(h.svc.db, { slug: 'tightws', plan: 'free' });
+    await createUser(h.svc.db, { workspace: 'tightws', email: 'a@tight.test', role: 'admin' });
+    const key = (await createApiKey(h.svc.db, { workspace: 'tightws', email: 'a@tight.test', name: 'k' })).secret;
+    const database = `tight-${process.pid}.db`;
+    const setup = new Database(path.join(h.svc.config.sqliteDir, database));
+    setup.exec('CREATE TABLE t (x int)');
+    setup.close();
+    expect((await h.call('POST', '/w/tightws/api/connections', key, { name: 'lite', engine: 'sqlite', database })).status).toBe(201);
+    const admitted = await h.call('POST', '/w/tightws/api/query', key, { connectionId: 'lite', sql: 'SELECT count(*) FROM t' });
+    expect(admitted.status).toBe(200);
+    for (let i = 3; i <= 60; i++) expect((await h.call('GET', '/w/tightws/api/connections', key)).status).toBe(200);
+
+    const write = { connectionId: 'lite', sql: 'INSERT INTO t VALUES (1)' };
+    for (const body of [write, { ...write, async: true }, { connectionId: 'nope', sql: 'SELECT 1' }]) {
+      const res = await h.call('POST', '/w/tightws/api/query', key, body);
+      expect(res.status).toBe(429);
+      expect(res.body.code).toBe('rate_limited');
+      expect(res.headers['retry-after']).toBeDefined();
+    }
+    await sleep(200); // an async query that slipped through would have run by now
+    const file = new Database(path.join(h.svc.config.sqliteDir, database), { readonly: true });
+    try {
+      expect(file.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 0 });
+    } finally {
+      file.close();
+    }
+    const principal = await authenticateKey(h.svc.db, key);
+    const history = await listHistory(h.svc.db, principal, { limit: 50 });
+    expect(history.entries.map((e) => e.sql)).toEqual(['SELECT count(*) FROM t']);
   });
 
   it('never limits an enterprise workspace and sends no headers', async () => {

@@ -54,6 +54,10 @@ export interface RunOptions {
   /** Instead of `signal`: a controller made for this one query (an HTTP request's), used as
    * the statement's own, so no second controller has to follow it. */
   controller?: AbortController;
+  /** Settles when the caller's plan limit admits the request (rejects when it does not). The
+   * connection look-up starts before it is awaited, so the two round trips (Redis, a
+   * PostgreSQL store) overlap; nothing runs and nothing is written until it has settled. */
+  admitted?: Promise<void>;
   /** Forces the read-only path whatever the key (AI `execute` for read-only callers). */
   readOnly?: boolean;
   queryId?: string;
@@ -122,10 +126,18 @@ export async function prepareQuery(
   input: { connectionId: string; sql: string },
   opts: RunOptions,
 ): Promise<PreparedQuery> {
+  // Observed at once: an early refusal below must not leave it unhandled. Awaited further down.
+  opts.admitted?.catch(() => {});
   if (input.sql.length > svc.config.maxSqlLength) {
     throw new InvalidRequestError(`sql is longer than ${svc.config.maxSqlLength} characters`, { field: 'sql' });
   }
-  const row = await getConnectionRow(svc.db, principal.workspace.id, input.connectionId, svc.store.memo);
+  const lookup = getConnectionRow(svc.db, principal.workspace.id, input.connectionId, svc.store.memo);
+  if (opts.admitted) {
+    // A refused request answers 429 (not a 404 its look-up might have found) and does nothing.
+    lookup.catch(() => {});
+    await opts.admitted;
+  }
+  const row = await lookup;
   const started = performance.now();
   const verdict = await classifyStatement(row.engine, input.sql);
   const q: QueryIdentity = {

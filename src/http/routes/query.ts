@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { queryInputSchema, runQuery } from '../../query/run.ts';
 import type { Services } from '../../services.ts';
 import { principalOf } from '../auth.ts';
+import { requestAdmitted } from '../../limits/http.ts';
 import { clientGoneController } from '../client-gone.ts';
 import { jsonSchema, ok, parseInput, queryResultSchema, responses } from '../schema.ts';
 import type { RouteOptions } from './index.ts';
@@ -11,6 +12,9 @@ const asyncAcceptedSchema = z.object({ queryId: z.string(), status: z.literal('r
 
 export function queryRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOptions): void {
   app.post('/query', {
+    // The handler awaits the plan limit itself (src/limits/http.ts), after starting the
+    // connection look-up, so the Redis count and the look-up overlap.
+    config: { awaitsRequestLimit: true },
     schema: {
       hide,
       tags: ['query'],
@@ -23,13 +27,16 @@ export function queryRoutes(app: FastifyInstance, svc: Services, { hide }: Route
     },
   }, async (request, reply) => {
     const principal = principalOf(request);
+    const admitted = requestAdmitted(request);
+    admitted.catch(() => {});
     const input = parseInput(queryInputSchema, request.body);
     if (input.async) {
+      await admitted;
       // Not tied to this request: the client may go away and GET the outcome later.
       const accepted = await svc.asyncQueries.start(svc, principal, input);
       void reply.code(202).header('location', `${request.url.split('?')[0].replace(/\/$/, '')}/${accepted.queryId}`);
       return ok(accepted);
     }
-    return ok(await runQuery(svc, principal, input, { source: 'api', controller: clientGoneController(request, reply) }));
+    return ok(await runQuery(svc, principal, input, { source: 'api', controller: clientGoneController(request, reply), admitted }));
   });
 }
