@@ -2,7 +2,7 @@
 // under tsx; dbq itself runs as bin/dbq, the way users run it (its compiled build when current).
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 // @ts-expect-error plain JS module shared with bin/dbq, no type declarations
-import { buildIsCurrent } from '../../scripts/build-state.mjs';
+import { buildIsCurrent } from '../../bin/build-state.mjs';
 import path from 'node:path';
 
 /** Forks `script` (under tsx when it is TypeScript); resolves once it sends an IPC message (`announces`) or at once. */
