@@ -290,6 +290,26 @@ describe('plan limits through /api', () => {
     expect(history.entries.map((e) => e.sql)).toEqual(['SELECT count(*) FROM t']);
   });
 
+  // API.md: past the limit the answer is 429. The count is awaited after the body is read, so a
+  // body that fails first must not turn a refused request into a 400 or 413.
+  it('answers 429, not 400 or 413, to a request past the limit whose body also fails', async () => {
+    await createWorkspace(h.svc.db, { slug: 'spentws', plan: 'free' });
+    await createUser(h.svc.db, { workspace: 'spentws', email: 'a@spent.test', role: 'admin' });
+    const key = (await createApiKey(h.svc.db, { workspace: 'spentws', email: 'a@spent.test', name: 'k' })).secret;
+    for (let i = 1; i <= 60; i++) expect((await h.call('GET', '/w/spentws/api/connections', key)).status).toBe(200);
+    const bad = [
+      ['{not json', { 'content-type': 'application/json' }],
+      [JSON.stringify({ connectionId: 'x', sql: `SELECT '${'x'.repeat(h.svc.config.bodyLimit)}'` }), { 'content-type': 'application/json' }],
+    ] as const;
+    for (const [body, headers] of bad) {
+      const res = await h.call('POST', '/w/spentws/api/query', key, body, { ...headers });
+      expect(res.status).toBe(429);
+      expect(res.body.code).toBe('rate_limited');
+      expect(res.headers['retry-after']).toBeDefined();
+      expect(res.headers['ratelimit-remaining']).toBe('0');
+    }
+  });
+
   it('never limits an enterprise workspace and sends no headers', async () => {
     for (let i = 0; i < 150; i++) {
       const res = await h.call('GET', '/api/connections', h.adminKey);

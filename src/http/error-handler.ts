@@ -4,7 +4,8 @@
 // "Internal server error" — no stack, SQL or secret ever leaves through it.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ZodError } from 'zod';
-import { DbqError, InternalError, InvalidJsonError, InvalidRequestError, NotFoundError, PayloadTooLargeError } from '../errors.ts';
+import { DbqError, InternalError, InvalidJsonError, InvalidRequestError, NotFoundError, PayloadTooLargeError, RateLimitedError } from '../errors.ts';
+import { requestAdmitted } from '../limits/http.ts';
 
 export function envelopeOf(err: DbqError): Record<string, unknown> {
   const body: Record<string, unknown> = { success: false, error: err.message, code: err.code };
@@ -47,11 +48,20 @@ export function toDbqError(err: unknown): DbqError {
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+  app.setErrorHandler(async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    // The plan count starts at authentication and is awaited late (src/limits/http.ts); a
+    // request it refused answers 429 whatever else was wrong with it (a body that does not
+    // parse or is too large fails before that wait).
+    if (!(err instanceof RateLimitedError)) {
+      err = await requestAdmitted(request).then(
+        () => err,
+        (limitErr: unknown) => (limitErr instanceof RateLimitedError ? limitErr : err),
+      );
+    }
     const dbqErr = toDbqError(err);
     if (dbqErr.status >= 500) request.log.error({ err, code: dbqErr.code }, 'request failed');
     else request.log.info({ code: dbqErr.code, status: dbqErr.status }, dbqErr.message);
-    void reply.status(dbqErr.status).send(envelopeOf(dbqErr));
+    return reply.status(dbqErr.status).send(envelopeOf(dbqErr));
   });
   app.setNotFoundHandler((_request, reply) => {
     void reply.status(404).send(envelopeOf(new NotFoundError()));
