@@ -15,6 +15,9 @@ import { createLogger } from '../src/logger.ts';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { listHistory } from '../src/history/history.ts';
+import { countMessages } from '../src/mcp/limits.ts';
+import type { Services } from '../src/services.ts';
+import type { Principal } from '../src/workspaces/api-keys.ts';
 import { authenticateKey, createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { createWorkspace, getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
@@ -171,6 +174,36 @@ describe('a route that awaits the count itself', () => {
       expect(plain.statusCode).toBe(429);
       // The marked handler ran up to its wait and no further; the plain one never ran.
       expect(steps).toEqual(['read']);
+    } finally {
+      await app.close();
+      await limits.close();
+    }
+  });
+});
+
+// An MCP POST may carry a JSON-RPC batch; API.md counts each message, and dbq takes a batch
+// whole or refuses it whole (a refused batch runs nothing, so it must not spend budget).
+describe('an MCP batch', () => {
+  it('counts all its messages at once, or none of them', async () => {
+    const limits = createLimits({ redisUrl: null, keyPrefix: `${prefix}:batch`, logger: silent, planLimits: { free: 3 } });
+    const app = Fastify();
+    installErrorHandling(app);
+    const principal = ws('free', 'ws_batch') as unknown as Principal;
+    app.post('/mcp', async (request, reply) => {
+      await countMessages({ limits } as unknown as Services, request, reply, principal, request.body);
+      return { ok: true };
+    });
+    const post = (n: number) => app.inject({ method: 'POST', url: '/mcp', payload: Array.from({ length: n }, (_, id) => ({ jsonrpc: '2.0', id, method: 'ping' })) });
+    try {
+      const two = await post(2);
+      expect(two.statusCode).toBe(200);
+      expect(two.headers['ratelimit-remaining']).toBe('1');
+      // Two more do not fit in the one left: refused whole, and the one is still there.
+      expect((await post(2)).statusCode).toBe(429);
+      const one = await post(1);
+      expect(one.statusCode).toBe(200);
+      expect(one.headers['ratelimit-remaining']).toBe('0');
+      expect((await post(1)).statusCode).toBe(429);
     } finally {
       await app.close();
       await limits.close();

@@ -4,13 +4,13 @@
 // because the reply is hijacked for the SDK transport and Fastify's onSend never runs for it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { enforceRequestLimit, limitHeaders } from '../limits/http.ts';
-import type { LimitState } from '../limits/limits.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 
 export async function countMessages(svc: Services, request: FastifyRequest, reply: FastifyReply, principal: Principal, body: unknown): Promise<void> {
   const n = Array.isArray(body) ? Math.max(body.length, 1) : 1;
-  let state: LimitState | null = null;
-  for (let i = 0; i < n; i++) state = await enforceRequestLimit(svc, request, principal);
-  if (state) for (const [name, value] of Object.entries(limitHeaders(state))) reply.raw.setHeader(name, value);
+  // One count of n: the batch fits whole or is refused whole (refused requests are not
+  // counted), and it costs one Redis round trip.
+  const state = await enforceRequestLimit(svc, request, principal, n);
+  for (const [name, value] of Object.entries(limitHeaders(state))) reply.raw.setHeader(name, value);
 }
