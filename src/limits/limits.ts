@@ -93,16 +93,16 @@ export class Limits {
     this.authLimiter = limiterFor(this.authLimit, 'auth-failures');
   }
 
-  /**
-   * Counts `count` requests (API calls or MCP messages; a JSON-RPC batch is one call with its
-   * length) against the principal's workspace plan, all or none: a batch that does not fit
-   * whole is refused whole and counts nothing.
-   */
   /** Whether the principal's plan has a limit at all (false: enterprise, nothing is counted). */
   limited(principal: Pick<Principal, 'workspace'>): boolean {
     return this.planLimiters.has(principal.workspace.plan);
   }
 
+  /**
+   * Counts `count` requests (API calls or MCP messages; a JSON-RPC batch is one call with its
+   * length) against the principal's workspace plan, all or none: a batch that does not fit
+   * whole is refused whole and counts nothing.
+   */
   async consumeRequest(principal: Pick<Principal, 'workspace'>, count = 1): Promise<LimitState> {
     const plan = this.planLimiters.get(principal.workspace.plan);
     if (!plan) return { unlimited: true, allowed: true };
