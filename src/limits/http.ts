@@ -82,9 +82,13 @@ export function requestLimitHook() {
 export function requestAdmitted(request: FastifyRequest): Promise<void> {
   const noted = pending.get(request);
   if (!(noted instanceof Promise)) return Promise.resolve();
-  return noted.then((state) => {
+  const admitted = noted.then((state) => {
     if (!state.allowed) throw new RateLimitedError();
   });
+  // Observed here: a handler may fail (a body that does not validate) before it awaits this,
+  // and the refusal must not then be reported as unhandled.
+  admitted.catch(() => {});
+  return admitted;
 }
 
 /**

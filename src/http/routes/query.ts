@@ -28,7 +28,6 @@ export function queryRoutes(app: FastifyInstance, svc: Services, { hide }: Route
   }, async (request, reply) => {
     const principal = principalOf(request);
     const admitted = requestAdmitted(request);
-    admitted.catch(() => {});
     const input = parseInput(queryInputSchema, request.body);
     if (input.async) {
       await admitted;
