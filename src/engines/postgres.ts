@@ -434,7 +434,6 @@ class PostgresEngine implements Engine {
    * discarded before anyone else can get it; a client that cannot be reset is destroyed. */
   private async release(client: pg.PoolClient, abandoned: boolean, clean = false): Promise<void> {
     let destroy = abandoned || this.broken.has(client);
-    if (destroy || !clean || client.getTransactionStatus() !== 'I') this.prepared.delete(client);
     // A read pipeline that completed ended with ROLLBACK + pg_advisory_unlock_all(): inside a
     // READ ONLY transaction nothing else can outlive the rollback (SET reverts, temp tables
     // and holdable cursors cannot be created, LISTEN is transactional).
@@ -442,6 +441,8 @@ class PostgresEngine implements Engine {
       client.release();
       return;
     }
+    // Reset or destroyed from here on: either way the named read statements are gone.
+    this.prepared.delete(client);
     if (!destroy) {
       const reset = client.getTransactionStatus() === 'I' ? 'DISCARD ALL' : ROLLBACK_AND_DISCARD;
       let timer: NodeJS.Timeout | undefined;
