@@ -29,18 +29,17 @@ export async function waitForHttp(url: string): Promise<void> {
   throw new Error(`${url} did not come up`);
 }
 
-/** Builds dist/server when src/ changed since (bin/dbq would otherwise run the sources through
- * tsx, and the bench would measure that); returns what bin/dbq will run. */
-export function ensureBuilt(): string {
-  if (!buildIsCurrent()) {
-    const built = spawnSync(process.execPath, [path.resolve('scripts/build-server.mjs')], { stdio: 'inherit' });
-    if (built.status !== 0 || !buildIsCurrent()) throw new Error('npm run build failed');
-  }
-  return 'dbq: compiled build (dist/server)';
+/** Builds dist/server when src/ changed since: bin/dbq would otherwise run the sources through
+ * tsx, and the bench would measure that. */
+export function ensureBuilt(): void {
+  if (buildIsCurrent()) return;
+  const built = spawnSync(process.execPath, [path.resolve('scripts/build-server.mjs')], { stdio: 'inherit' });
+  if (built.status !== 0 || !buildIsCurrent()) throw new Error('npm run build failed');
 }
 
 /** `dbq serve` on `port` as users start it; resolves at once (poll /healthz). */
 export function startDbqServe(port: number, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  process.stderr.write(`${ensureBuilt()}\n`);
+  ensureBuilt();
+  process.stderr.write('dbq: compiled build (dist/server)\n');
   return startChild(path.resolve('bin/dbq'), ['serve', '--port', String(port)], env, false);
 }
