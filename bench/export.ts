@@ -3,6 +3,9 @@
 //                 (cursor → socket with backpressure)
 //   bare server — Fastify + pg in a child process (bench/support/bare-proxy.ts): the whole
 //                 result fetched, then sent as one JSON response (the buffered baseline)
+//   bare stream — Fastify + pg-query-stream in a child process (bench/support/bare-stream.ts):
+//                 the same rows as NDJSON with backpressure and nothing else (the floor for
+//                 memory: what any streaming Node server of this shape holds)
 // For each: time to first byte, total time, bytes, and the server process's peak RSS during
 // the request (VmRSS of /proc/<pid>/status sampled every 10 ms; VmHWM would include start-up).
 // Usage:
@@ -122,13 +125,16 @@ async function main(): Promise<void> {
 
   const dbqPort = 19000 + Math.floor(Math.random() * 1000);
   const barePort = dbqPort + 1;
+  const streamPort = dbqPort + 2;
   const dbq = await startDbqServe(dbqPort, env);
   const bare = await startChild(path.resolve('bench/support/bare-proxy.ts'), [String(barePort), PG, '10'], {}, true);
+  const stream = await startChild(path.resolve('bench/support/bare-stream.ts'), [String(streamPort), PG], {}, true);
   await waitForHttp(`http://127.0.0.1:${dbqPort}/healthz`);
 
   const auth = { authorization: `Bearer ${secret}` };
   const exportUrl = `http://127.0.0.1:${dbqPort}/api/query/export`;
   const bareUrl = `http://127.0.0.1:${barePort}/query`;
+  const streamUrl = `http://127.0.0.1:${streamPort}/export`;
   const exportBody = (format: string) => JSON.stringify({ connectionId: 'pg', sql: SQL, format });
   const bareBody = JSON.stringify({ sql: SQL });
 
@@ -136,6 +142,7 @@ async function main(): Promise<void> {
     { label: 'dbq export NDJSON', pid: dbq.pid!, run: () => measure(exportUrl, exportBody('ndjson'), auth, dbq.pid!) },
     { label: 'dbq export CSV', pid: dbq.pid!, run: () => measure(exportUrl, exportBody('csv'), auth, dbq.pid!) },
     { label: 'bare Fastify+pg, buffered JSON', pid: bare.pid!, run: () => measure(bareUrl, bareBody, {}, bare.pid!) },
+    { label: 'bare Fastify+pg-query-stream, NDJSON', pid: stream.pid!, run: () => measure(streamUrl, bareBody, {}, stream.pid!) },
   ];
   const results = new Map<string, { idleRss: number; runs: Run[] }>();
   let floorMs = NaN;
@@ -145,6 +152,7 @@ async function main(): Promise<void> {
     await measure(exportUrl, JSON.stringify({ connectionId: 'pg', sql: warmSql, format: 'ndjson' }), auth, dbq.pid!);
     await measure(exportUrl, JSON.stringify({ connectionId: 'pg', sql: warmSql, format: 'csv' }), auth, dbq.pid!);
     await measure(bareUrl, JSON.stringify({ sql: warmSql }), {}, bare.pid!);
+    await measure(streamUrl, JSON.stringify({ sql: warmSql }), {}, stream.pid!);
     for (const c of cases) results.set(c.label, { idleRss: rssMiB(c.pid), runs: [] });
     floorMs = await databaseFirstRowsMs();
     // Interleaved, so drift of the machine's load hits every case alike.
@@ -158,6 +166,7 @@ async function main(): Promise<void> {
   } finally {
     dbq.kill('SIGTERM');
     bare.kill('SIGTERM');
+    stream.kill('SIGTERM');
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 
@@ -176,6 +185,7 @@ async function main(): Promise<void> {
     `PostgreSQL alone, first 1000 rows of the same statement through a cursor (no HTTP): ${floorMs.toFixed(1)} ms.`,
     'RSS idle is the server after warm-up (dbq: its compiled build, as bin/dbq runs it; modules load on first use); peak is the highest VmRSS while',
     'the response streamed; peak - idle is what serving the export cost.',
+    `dbq's peak over the streamed bare server's: ${(Math.max(...results.get(cases[0].label)!.runs.map((r) => r.peakRssMiB)) - Math.max(...results.get(cases[3].label)!.runs.map((r) => r.peakRssMiB))).toFixed(0)} MiB (NDJSON vs NDJSON) — what dbq's own code, parser, store and front doors hold.`,
     '',
     'Targets: dbq export peak RSS < 100 MiB, first byte < 100 ms, total within 1.3x of the bare buffered server.',
   ];
