@@ -17,7 +17,7 @@ import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
 import { postJson, runLoad, type LoadResult } from './support/load.ts';
-import { startChild, startDbqServe, waitForHttp } from './support/processes.ts';
+import { cpuSeconds, startChild, startDbqServe, waitForHttp } from './support/processes.ts';
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: string) => {
@@ -57,7 +57,13 @@ async function main(): Promise<void> {
   await waitForHttp(`http://127.0.0.1:${dbqPort}/healthz`);
   const raw = new pg.Pool({ connectionString: PG, max: POOL });
 
-  const results: { raw: LoadResult; bare: LoadResult; dbq: LoadResult }[] = [];
+  /** runLoad plus the server process's CPU per answered request (µs). */
+  const serverLoad = async (pid: number, label: string, once: () => Promise<boolean>): Promise<LoadResult & { cpuUs: number }> => {
+    const before = cpuSeconds(pid);
+    const r = await runLoad(label, CONCURRENCY, SECONDS, once);
+    return { ...r, cpuUs: ((cpuSeconds(pid) - before) * 1e6) / r.requests };
+  };
+  const results: { raw: LoadResult; bare: LoadResult & { cpuUs: number }; dbq: LoadResult & { cpuUs: number } }[] = [];
   try {
     for (const c of CASES) {
       const body = JSON.stringify({ connectionId: 'pg', sql: c.sql, maxRows: c.maxRows });
@@ -69,8 +75,8 @@ async function main(): Promise<void> {
         await raw.query({ text: c.sql, rowMode: 'array' });
         return true;
       });
-      const b = await runLoad(c.label, CONCURRENCY, SECONDS, () => postJson(`http://127.0.0.1:${barePort}/query`, bareBody));
-      const d = await runLoad(c.label, CONCURRENCY, SECONDS, () => postJson(`http://127.0.0.1:${dbqPort}/api/query`, body, { authorization: `Bearer ${secret}` }));
+      const b = await serverLoad(bare.pid!, c.label, () => postJson(`http://127.0.0.1:${barePort}/query`, bareBody));
+      const d = await serverLoad(dbq.pid!, c.label, () => postJson(`http://127.0.0.1:${dbqPort}/api/query`, body, { authorization: `Bearer ${secret}` }));
       results.push({ raw: r, bare: b, dbq: d });
     }
   } finally {
@@ -83,11 +89,14 @@ async function main(): Promise<void> {
   const lines = [
     `query-overhead: ${CONCURRENCY} concurrent clients, ${SECONDS} s per case, pool size ${POOL}, ${os.cpus().length} cores, PostgreSQL ${PG.replace(/\/\/[^@]*@/, '//')}`,
     '',
-    '| case | raw pool req/s | bare proxy req/s | dbq req/s | bare/raw | dbq/bare | p50 raw / bare / dbq ms | p99 raw / bare / dbq ms | errors raw / bare / dbq |',
-    '|---|---:|---:|---:|---:|---:|---|---|---:|',
+    '| case | raw pool req/s | bare proxy req/s | dbq req/s | bare/raw | dbq/bare | p50 raw / bare / dbq ms | p99 raw / bare / dbq ms | server CPU µs/req bare / dbq | errors raw / bare / dbq |',
+    '|---|---:|---:|---:|---:|---:|---|---|---|---:|',
     ...results.map(({ raw: r, bare: b, dbq: d }) =>
-      `| ${r.label} | ${r.rps.toFixed(0)} | ${b.rps.toFixed(0)} | ${d.rps.toFixed(0)} | ${(b.rps / r.rps).toFixed(2)}x | **${(d.rps / b.rps).toFixed(2)}x** | ${r.p50.toFixed(2)} / ${b.p50.toFixed(2)} / ${d.p50.toFixed(2)} | ${r.p99.toFixed(2)} / ${b.p99.toFixed(2)} / ${d.p99.toFixed(2)} | ${r.errors} / ${b.errors} / ${d.errors} |`,
+      `| ${r.label} | ${r.rps.toFixed(0)} | ${b.rps.toFixed(0)} | ${d.rps.toFixed(0)} | ${(b.rps / r.rps).toFixed(2)}x | **${(d.rps / b.rps).toFixed(2)}x** | ${r.p50.toFixed(2)} / ${b.p50.toFixed(2)} / ${d.p50.toFixed(2)} | ${r.p99.toFixed(2)} / ${b.p99.toFixed(2)} / ${d.p99.toFixed(2)} | ${b.cpuUs.toFixed(0)} / ${d.cpuUs.toFixed(0)} | ${r.errors} / ${b.errors} / ${d.errors} |`,
     ),
+    '',
+    'Server CPU µs/req: the server process\'s user+system time over the requests it answered (from /proc). When dbq\'s',
+    'process is the busy one, dbq/bare is close to bare CPU / dbq CPU.',
     '',
     'Target: dbq >= 0.8x the bare proxy in every case.',
   ];

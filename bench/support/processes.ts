@@ -3,6 +3,7 @@
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 // @ts-expect-error plain JS module shared with bin/dbq, no type declarations
 import { buildIsCurrent } from '../../bin/build-state.mjs';
+import fs from 'node:fs';
 import path from 'node:path';
 
 /** Forks `script` (under tsx when it is TypeScript); resolves once it sends an IPC message (`announces`) or at once. */
@@ -43,3 +44,19 @@ export function startDbqServe(port: number, env: NodeJS.ProcessEnv): Promise<Chi
   process.stderr.write('dbq: compiled build (dist/server)\n');
   return startChild(path.resolve('bin/dbq'), ['serve', '--port', String(port)], env, false);
 }
+
+/** CPU time (user + system) a process has used so far, in seconds, from /proc/<pid>/stat;
+ * NaN where /proc is missing. Divided by the requests a server answered meanwhile, it is that
+ * server's CPU per request: steadier than req/s on a small machine where the load generator,
+ * PostgreSQL and the server share the cores. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+// USER_HZ: 100 on every Linux architecture Node supports.
+const CLOCK_TICKS = 100;
