@@ -1,0 +1,117 @@
+// bench/query-core: where the CPU of one query goes, in one process and without HTTP, so the
+// figures hold still on a small shared machine (bench/query-overhead's req/s move ±20%).
+// CPU µs per statement (process.cpuUsage over the run), 16 concurrent, against PostgreSQL:
+//   pg pool           — pool.query, the raw driver (the baseline)
+//   read pipeline     — the statement alone, then inside dbq's read-only pipeline (BEGIN READ
+//                       ONLY, statement, advisory unlock, ROLLBACK; named statements), on the
+//                       same pg connections: what the read-only mode costs the client
+//   runQuery          — dbq's whole core path: key and connection look-ups, guard, permission,
+//                       timeout and cancel, running registry, the engine, the history entry
+//   history entry     — writeHistory alone, 16 at a time (one group commit per loop turn)
+// Usage: node --import tsx bench/query-core.ts [--ops 20000] [--pg postgres://postgres@127.0.0.1:5432/test]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { loadConfig } from '../src/config.ts';
+import { createConnection } from '../src/connections/connections.ts';
+import { PipelinedStatement, type Step } from '../src/engines/postgres-batch.ts';
+import { TEXT_TYPES } from '../src/engines/postgres-cursor.ts';
+import { writeHistory } from '../src/history/history.ts';
+import { createLogger } from '../src/logger.ts';
+import { runQuery } from '../src/query/run.ts';
+import { closeServices, createServices } from '../src/services.ts';
+import { authenticateKey, createApiKey } from '../src/workspaces/api-keys.ts';
+import { createUser } from '../src/workspaces/users.ts';
+import { getWorkspace } from '../src/workspaces/workspaces.ts';
+
+const args = process.argv.slice(2);
+const opt = (name: string, def: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : def;
+};
+const OPS = Number(opt('ops', '20000'));
+const PG = opt('pg', 'postgres://postgres@127.0.0.1:5432/test');
+const CONCURRENCY = 16;
+const CASES = [
+  { label: 'SELECT 1', sql: 'SELECT 1' },
+  { label: '100 rows', sql: 'SELECT g, md5(g::text) FROM generate_series(1, 100) g' },
+];
+
+/** CPU µs per call of `once`, CONCURRENCY at a time, after a warm-up of a tenth as many. */
+async function cpuPerOp(once: () => Promise<unknown>): Promise<number> {
+  const run = async (n: number) => {
+    let left = n;
+    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+      while (left-- > 0) await once();
+    }));
+  };
+  await run(Math.ceil(OPS / 10));
+  const before = process.cpuUsage();
+  await run(OPS);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / OPS;
+}
+
+async function main(): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dbq-bench-core-'));
+  const svc = await createServices(loadConfig({ DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'warn' }), { logger: createLogger('warn') });
+  const raw = new pg.Pool({ connectionString: PG, max: 10, types: TEXT_TYPES });
+  const rows: string[] = [];
+  try {
+    await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' });
+    const { secret } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench' });
+    const ws = await getWorkspace(svc.db, 'default');
+    await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG, maxConnections: 10 });
+    const principal = await authenticateKey(svc.db, secret);
+
+    // Each variant gets its own names: a connection that prepared one set must not be asked
+    // to prepare it again.
+    let variant = 0;
+    const pipeline = (sql: string, readOnly: boolean) => {
+      const tag = `bench_${variant++}`;
+      const setup: Step[] = readOnly ? [{ name: `${tag}_begin`, text: 'BEGIN READ ONLY' }] : [];
+      const teardown: Step[] = readOnly ? [{ name: `${tag}_unlock`, text: 'SELECT pg_advisory_unlock_all()' }, { name: `${tag}_rollback`, text: 'ROLLBACK' }] : [];
+      const prepared = new WeakSet<pg.PoolClient>();
+      return async () => {
+        const client = await raw.connect();
+        try {
+          const statement = new PipelinedStatement(setup, sql, [], 1000, 1 << 30, teardown, !prepared.has(client));
+          client.query(statement as unknown as pg.QueryConfig);
+          await statement.done;
+          prepared.add(client);
+        } finally {
+          client.release();
+        }
+      };
+    };
+
+    for (const c of CASES) {
+      const pool = await cpuPerOp(() => raw.query({ text: c.sql, rowMode: 'array' }));
+      const alone = await cpuPerOp(pipeline(c.sql, false));
+      const readOnly = await cpuPerOp(pipeline(c.sql, true));
+      const core = await cpuPerOp(() => runQuery(svc, principal, { connectionId: 'pg', sql: c.sql, params: [], maxRows: 1000, timeoutMs: 30_000, rowFormat: 'arrays' }, { source: 'api' }));
+      rows.push(`| ${c.label} | ${pool.toFixed(1)} | ${alone.toFixed(1)} | ${readOnly.toFixed(1)} | ${core.toFixed(1)} | ${(core / pool).toFixed(2)}x |`);
+    }
+    const entry = { principal, queryId: 'q_bench', connection: { id: 'c_bench', name: 'pg' }, sql: 'SELECT 1', statementType: 'select', status: 'succeeded' as const, rowCount: 1, affectedRows: null, durationMs: 1, error: null, source: 'api' as const };
+    const history = await cpuPerOp(() => writeHistory(svc.db, entry));
+    process.stdout.write(
+      [
+        `query-core: CPU µs per statement in one process (no HTTP), ${CONCURRENCY} concurrent, ${OPS} per figure, ${os.cpus().length} cores`,
+        '',
+        '| case | pg pool | statement alone (pipeline) | in the read-only pipeline | dbq runQuery | runQuery / pool |',
+        '|---|---:|---:|---:|---:|---:|',
+        ...rows,
+        '',
+        `History entry alone (writeHistory, ${CONCURRENCY} at a time, SQLite store): ${history.toFixed(1)} µs.`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await raw.end();
+    await closeServices(svc);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
