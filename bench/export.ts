@@ -25,15 +25,11 @@ import { createUser } from '../src/workspaces/users.ts';
 import { getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
 import { percentile } from './support/load.ts';
 import { startChild, startDbqServe, waitForHttp } from './support/processes.ts';
+import { option } from './support/args.ts';
 
-const args = process.argv.slice(2);
-const opt = (name: string, def: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : def;
-};
-const RUNS = Number(opt('runs', '3'));
-const ROWS = Number(opt('rows', '1000000'));
-const PG = opt('pg', 'postgres://postgres@127.0.0.1:5432/test');
+const RUNS = Number(option('runs', '3'));
+const ROWS = Number(option('rows', '1000000'));
+const PG = option('pg', 'postgres://postgres@127.0.0.1:5432/test');
 const SQL = `SELECT g, md5(g::text) FROM generate_series(1, ${ROWS}) g`;
 const MiB = 1024 * 1024;
 

@@ -24,14 +24,10 @@ import { closeServices, createServices } from '../src/services.ts';
 import { authenticateKey, createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { getWorkspace } from '../src/workspaces/workspaces.ts';
+import { option } from './support/args.ts';
 
-const args = process.argv.slice(2);
-const opt = (name: string, def: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : def;
-};
-const OPS = Number(opt('ops', '20000'));
-const PG = opt('pg', 'postgres://postgres@127.0.0.1:5432/test');
+const OPS = Number(option('ops', '20000'));
+const PG = option('pg', 'postgres://postgres@127.0.0.1:5432/test');
 const CONCURRENCY = 16;
 const CASES = [
   { label: 'SELECT 1', sql: 'SELECT 1' },

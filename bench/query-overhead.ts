@@ -18,14 +18,10 @@ import { createUser } from '../src/workspaces/users.ts';
 import { getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
 import { postJson, runLoad, type LoadResult } from './support/load.ts';
 import { cpuSeconds, startChild, startDbqServe, waitForHttp } from './support/processes.ts';
+import { option } from './support/args.ts';
 
-const args = process.argv.slice(2);
-const opt = (name: string, def: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : def;
-};
-const SECONDS = Number(opt('seconds', '10'));
-const PG = opt('pg', 'postgres://postgres@127.0.0.1:5432/test');
+const SECONDS = Number(option('seconds', '10'));
+const PG = option('pg', 'postgres://postgres@127.0.0.1:5432/test');
 const CONCURRENCY = 32;
 const POOL = 10; // dbq's default maxConnections; the baselines get the same pool size
 

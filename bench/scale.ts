@@ -27,16 +27,12 @@ import { createWorkspace, getWorkspace } from '../src/workspaces/workspaces.ts';
 import { freshPostgresDatabase, tempDir } from '../test/support/databases.ts';
 import { deleteRedisKeys, removeDir, sharedEnv, startDbq, type DbqProcess } from '../test/support/processes.ts';
 import { percentile, postJson, runLoad, type LoadResult } from './support/load.ts';
+import { option } from './support/args.ts';
 
-const args = process.argv.slice(2);
-const opt = (name: string, def: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : def;
-};
-const SECONDS = Number(opt('seconds', '10'));
-const PG = opt('pg', 'postgres://postgres@127.0.0.1:5432/test');
-const REDIS = opt('redis', 'redis://127.0.0.1:6379');
-const ONLY = new Set(opt('only', 'throughput,latency,consume').split(','));
+const SECONDS = Number(option('seconds', '10'));
+const PG = option('pg', 'postgres://postgres@127.0.0.1:5432/test');
+const REDIS = option('redis', 'redis://127.0.0.1:6379');
+const ONLY = new Set(option('only', 'throughput,latency,consume').split(','));
 const CONCURRENCY = 32;
 const BODY = JSON.stringify({ connectionId: 'pg', sql: 'SELECT 1', maxRows: 10 });
 
