@@ -167,6 +167,7 @@ async function main(): Promise<void> {
   }
 
   const bareTotal = median(results.get(cases[2].label)!.runs.map((r) => r.totalMs));
+  const peakRss = (label: string) => Math.max(...results.get(label)!.runs.map((r) => r.peakRssMiB));
   const lines = [
     `export: ${ROWS.toLocaleString('en')} rows (${SQL}), ${RUNS} runs per case (median; peak RSS = max), ${os.cpus().length} cores`,
     '',
@@ -175,13 +176,14 @@ async function main(): Promise<void> {
     ...cases.map((c) => {
       const { idleRss, runs } = results.get(c.label)!;
       const total = median(runs.map((r) => r.totalMs));
-      return `| ${c.label} | ${median(runs.map((r) => r.ttfbMs)).toFixed(1)} | ${total.toFixed(0)} | ${Math.min(...runs.map((r) => r.totalMs)).toFixed(0)}–${Math.max(...runs.map((r) => r.totalMs)).toFixed(0)} | ${(total / bareTotal).toFixed(2)}x | ${(median(runs.map((r) => r.bytes)) / MiB).toFixed(1)} | ${idleRss.toFixed(0)} | ${Math.max(...runs.map((r) => r.peakRssMiB)).toFixed(0)} | ${(Math.max(...runs.map((r) => r.peakRssMiB)) - idleRss).toFixed(0)} |`;
+      const peak = peakRss(c.label);
+      return `| ${c.label} | ${median(runs.map((r) => r.ttfbMs)).toFixed(1)} | ${total.toFixed(0)} | ${Math.min(...runs.map((r) => r.totalMs)).toFixed(0)}–${Math.max(...runs.map((r) => r.totalMs)).toFixed(0)} | ${(total / bareTotal).toFixed(2)}x | ${(median(runs.map((r) => r.bytes)) / MiB).toFixed(1)} | ${idleRss.toFixed(0)} | ${peak.toFixed(0)} | ${(peak - idleRss).toFixed(0)} |`;
     }),
     '',
     `PostgreSQL alone, first 1000 rows of the same statement through a cursor (no HTTP): ${floorMs.toFixed(1)} ms.`,
     'RSS idle is the server after warm-up (dbq: its compiled build, as bin/dbq runs it; modules load on first use); peak is the highest VmRSS while',
     'the response streamed; peak - idle is what serving the export cost.',
-    `dbq's peak over the streamed bare server's: ${(Math.max(...results.get(cases[0].label)!.runs.map((r) => r.peakRssMiB)) - Math.max(...results.get(cases[3].label)!.runs.map((r) => r.peakRssMiB))).toFixed(0)} MiB (NDJSON vs NDJSON) — what dbq's own code, parser, store and front doors hold.`,
+    `dbq's peak over the streamed bare server's: ${(peakRss(cases[0].label) - peakRss(cases[3].label)).toFixed(0)} MiB (NDJSON vs NDJSON) — what dbq's own code, parser, store and front doors hold.`,
     '',
     'Targets: dbq export peak RSS < 100 MiB, first byte < 100 ms, total within 1.3x of the bare buffered server.',
   ];
