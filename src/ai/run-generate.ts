@@ -11,6 +11,7 @@ import type { ConnectionRow } from '../store/schema.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { runQuery, type QueryResult } from '../query/run.ts';
 import { generateSql, type GenerateResult, type SqlProvider } from './generate.ts';
+import type { StopSignal } from '../engines/stop.ts';
 import { createProvider } from './providers/index.ts';
 import { buildSchemaContext, type SchemaContext } from './schema-context.ts';
 
@@ -81,7 +82,7 @@ export async function runGenerate(
   svc: Services,
   principal: Principal,
   input: GenerateInput,
-  opts: { source: 'api' | 'mcp' | 'ui'; signal?: AbortSignal },
+  opts: { source: 'api' | 'mcp' | 'ui'; signal?: StopSignal },
 ): Promise<GenerateResponse> {
   const row = await getConnectionRow(svc.db, principal.workspace.id, input.connectionId);
   const engine = svc.pools.get(row);

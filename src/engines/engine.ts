@@ -2,6 +2,8 @@
 // files beside this one (postgres.ts, mysql.ts, sqlite.ts); everything above talks to `Engine`.
 // Engine differences are named as capabilities rather than `if (engine === …)` elsewhere.
 
+import type { StopSignal } from './stop.ts';
+
 export type EngineName = 'postgres' | 'mysql' | 'sqlite';
 
 /** A statement's timeout when the request names none. Adapters may make it the session's own
@@ -50,7 +52,7 @@ export interface ExecuteOptions {
   /** Stop adding rows once the encoded result passes this many bytes (approximate). */
   maxBytes: number;
   /** Aborting cancels the statement on the server and throws QueryCanceledError. */
-  signal?: AbortSignal;
+  signal?: StopSignal;
 }
 
 export interface ExecuteResult {

@@ -18,6 +18,7 @@ import { openStatementStream } from './mysql-stream.ts';
 import { closePooledEngine } from './pool-close.ts';
 import { Slots } from './slots.ts';
 import { StatementWatch } from './statement-watch.ts';
+import type { StopSignal } from './stop.ts';
 
 const BACKSTOP_MS = 250;
 const CANCEL_GRACE_MS = 2_000;
@@ -46,7 +47,7 @@ export interface MysqlSession {
 interface SessionOptions {
   readOnly: boolean;
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal?: StopSignal;
 }
 
 export function createMysqlEngine(config: EngineConfig): Engine {

@@ -40,6 +40,7 @@ import type { PgType } from './postgres-values.ts';
 import { createRowIterable } from './row-stream.ts';
 import { Slots } from './slots.ts';
 import { StatementWatch } from './statement-watch.ts';
+import type { StopSignal } from './stop.ts';
 
 // Startup parameters, so they are the session's defaults: DISCARD ALL / RESET ALL return to
 // them, and the value decoder can rely on the text formats (UTC timestamptz, ISO dates, hex
@@ -91,7 +92,7 @@ interface Session {
 interface SessionOptions {
   readOnly: boolean;
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal?: StopSignal;
 }
 
 export function createPostgresEngine(config: EngineConfig): Engine {

@@ -5,6 +5,7 @@
 // (503), a failure while the driver opens a connection is "connection failed" (502).
 
 import { DatabaseBusyError, QueryCanceledError, type DbqError } from '../errors.ts';
+import type { StopSignal } from './stop.ts';
 
 interface Waiter {
   grant: () => void;
@@ -22,7 +23,7 @@ export class Slots {
 
   /** Resolves with a release function once a slot is free; DatabaseBusyError after
    * `timeoutMs`, QueryCanceledError when `signal` aborts first. */
-  acquire(timeoutMs: number, signal?: AbortSignal): Promise<() => void> {
+  acquire(timeoutMs: number, signal?: StopSignal): Promise<() => void> {
     if (this.closedWith) return Promise.reject(this.closedWith);
     if (signal?.aborted) return Promise.reject(new QueryCanceledError());
     if (this.free > 0 && this.waiters.length === 0) {

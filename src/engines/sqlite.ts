@@ -25,6 +25,7 @@ import { createRowIterable } from './row-stream.ts';
 import { RunnerError, SqliteChild } from './sqlite-children.ts';
 import { Slots } from './slots.ts';
 import { StatementWatch } from './statement-watch.ts';
+import type { StopSignal } from './stop.ts';
 
 const MAX_CHILDREN = 4;
 const KILL_GRACE_MS = 1_000;
@@ -44,7 +45,7 @@ interface Session {
 
 interface SessionOptions {
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal?: StopSignal;
 }
 
 export function createSqliteEngine(config: EngineConfig): Engine {

@@ -6,6 +6,7 @@
 // the connection so the request still ends.
 
 import { QueryCanceledError, QueryTimeoutError, type DbqError } from '../errors.ts';
+import type { StopSignal } from './stop.ts';
 
 export type StopReason = 'timeout' | 'canceled';
 
@@ -18,7 +19,7 @@ export interface WatchOptions {
   backstopMs: number;
   /** After the cancel request, how long to wait before abandoning the connection. */
   graceMs: number;
-  signal?: AbortSignal;
+  signal?: StopSignal;
   /** Ask the server to stop the running statement. */
   cancel: () => Promise<void>;
   /** Last resort: drop the connection (destroy the socket / kill the process). */

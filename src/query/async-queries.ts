@@ -11,6 +11,7 @@ import { DbqError, QueryNotFoundError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
+import { StopController } from '../engines/stop.ts';
 import { executePrepared, prepareQuery, statusOf, type QueryInput } from './run.ts';
 
 export type AsyncStatus = 'running' | 'succeeded' | 'failed' | 'canceled' | 'timed_out';
@@ -41,7 +42,7 @@ interface Entry {
   resultJson: string | null;
   error: AsyncError | null;
   bytes: number;
-  controller: AbortController;
+  controller: StopController;
   done: Promise<void>;
 }
 
@@ -84,7 +85,7 @@ export class AsyncQueries {
       resultJson: null,
       error: null,
       bytes: 0,
-      controller: new AbortController(),
+      controller: new StopController(),
       done: Promise.resolve(),
     };
     this.entries.set(entry.queryId, entry);

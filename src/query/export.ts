@@ -10,6 +10,7 @@
 // sees an incomplete transfer rather than a file that looks whole).
 import { z } from 'zod';
 import type { Column, RowStream } from '../engines/engine.ts';
+import { linkedController } from '../engines/stop.ts';
 import { DbqError, InternalError, InvalidRequestError, QueryCanceledError } from '../errors.ts';
 import type { HistoryStatus } from '../history/history.ts';
 import type { Services } from '../services.ts';
@@ -17,7 +18,6 @@ import type { Principal } from '../workspaces/api-keys.ts';
 import {
   announceWrite,
   historyErrorOf,
-  linkedController,
   prepareQuery,
   queryInputShape,
   recordHistory,

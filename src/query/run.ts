@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { getConnectionRow } from '../connections/connections.ts';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, type Column, type Engine } from '../engines/engine.ts';
+import { linkedController, type StopController, type StopSignal } from '../engines/stop.ts';
 import {
   DbqError,
   InsufficientPermissionsError,
@@ -50,10 +51,10 @@ export interface QueryResult {
 export interface RunOptions {
   source: HistorySource;
   /** Aborted when the client goes away (or an async query is cancelled). */
-  signal?: AbortSignal;
+  signal?: StopSignal;
   /** Instead of `signal`: a controller made for this one query (an HTTP request's), used as
    * the statement's own, so no second controller has to follow it. */
-  controller?: AbortController;
+  controller?: StopController;
   /** Settles when the caller's plan limit admits the request (rejects when it does not). The
    * connection look-up starts before it is awaited, so the two round trips (Redis, a
    * PostgreSQL store) overlap; nothing runs and nothing is written until it has settled. */
@@ -178,25 +179,15 @@ export type Cancel = Pick<RunOptions, 'signal' | 'controller'>;
 
 const noop = () => {};
 
-/** The statement's AbortController: the caller's own when it made one for this query, else a
+/** The statement's StopController: the caller's own when it made one for this query, else a
  * new one following the caller's signal; `unlink` stops following once the statement is over. */
-export function statementController(cancel: Cancel): { controller: AbortController; unlink(): void } {
+export function statementController(cancel: Cancel): { controller: StopController; unlink(): void } {
   return cancel.controller ? { controller: cancel.controller, unlink: noop } : linkedController(cancel.signal);
-}
-
-/** An AbortController for one statement that also follows the caller's signal; `unlink`
- * stops following it once the statement is over. */
-export function linkedController(signal: AbortSignal | undefined): { controller: AbortController; unlink(): void } {
-  const controller = new AbortController();
-  const onAbort = () => controller.abort();
-  if (signal?.aborted) controller.abort();
-  else signal?.addEventListener('abort', onAbort, { once: true });
-  return { controller, unlink: () => signal?.removeEventListener('abort', onAbort) };
 }
 
 /** Lists the statement in svc.running (GET /query/running, cancel, shutdown drain) until
  * `done` settles. */
-export function trackRunning(svc: Services, q: PreparedQuery, controller: AbortController, done: Promise<unknown>): void {
+export function trackRunning(svc: Services, q: PreparedQuery, controller: StopController, done: Promise<unknown>): void {
   svc.running.add({
     queryId: q.queryId,
     workspaceId: q.principal.workspace.id,

@@ -1,6 +1,7 @@
 // Statements in flight in this process: what `GET /query/running` lists, what
 // `POST /query/{id}/cancel` and a disconnecting client abort, and what a graceful shutdown
 // cancels once its grace period is over.
+import type { StopController } from '../engines/stop.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 
 export interface RunningQuery {
@@ -12,7 +13,7 @@ export interface RunningQuery {
   sql: string;
   source: string;
   startedAt: string;
-  controller: AbortController;
+  controller: StopController;
   done: Promise<unknown>;
 }
 
