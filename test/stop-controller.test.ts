@@ -31,6 +31,18 @@ describe('StopController', () => {
     expect(calls).toEqual(['b']);
   });
 
+  it('runs every listener even when one throws, and reports that failure to the caller', () => {
+    const c = new StopController();
+    const calls: string[] = [];
+    c.signal.addEventListener('abort', () => {
+      throw new Error('listener failed');
+    });
+    c.signal.addEventListener('abort', () => calls.push('after'));
+    expect(() => c.abort()).toThrow('listener failed');
+    expect(calls).toEqual(['after']);
+    expect(c.signal.aborted).toBe(true);
+  });
+
   it('ignores a listener added after the abort (callers check `aborted` first)', () => {
     const c = new StopController();
     c.abort();

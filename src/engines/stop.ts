@@ -30,7 +30,17 @@ class Signal implements StopSignal {
     this.aborted = true;
     const listeners = this.listeners;
     this.listeners = [];
-    for (const listener of listeners) listener();
+    // One listener's failure must not keep the others (a slot wait, a statement's cancel)
+    // from hearing the abort; the first failure still reaches whoever called abort().
+    let failure: { error: unknown } | null = null;
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
   }
 }
 
