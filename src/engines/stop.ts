@@ -53,6 +53,12 @@ export class StopController {
   }
 }
 
+/** The statement's StopController: the caller's own when it made one for this query, else a
+ * new one following the caller's signal; `unlink` stops following once the statement is over. */
+export function statementController(cancel: { signal?: StopSignal; controller?: StopController }): { controller: StopController; unlink(): void } {
+  return cancel.controller ? { controller: cancel.controller, unlink: noop } : linkedController(cancel.signal);
+}
+
 /** A StopController for one statement that also follows the caller's signal; `unlink` stops
  * following it once the statement is over. */
 export function linkedController(signal: StopSignal | undefined): { controller: StopController; unlink(): void } {

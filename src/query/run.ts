@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { getConnectionRow } from '../connections/connections.ts';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, type Column, type Engine } from '../engines/engine.ts';
-import { linkedController, type StopController, type StopSignal } from '../engines/stop.ts';
+import { statementController, type StopController, type StopSignal } from '../engines/stop.ts';
 import {
   DbqError,
   InsufficientPermissionsError,
@@ -176,14 +176,6 @@ export async function prepareQuery(
 
 /** How a caller can stop a statement: a signal to follow, or a controller of its own. */
 export type Cancel = Pick<RunOptions, 'signal' | 'controller'>;
-
-const noop = () => {};
-
-/** The statement's StopController: the caller's own when it made one for this query, else a
- * new one following the caller's signal; `unlink` stops following once the statement is over. */
-export function statementController(cancel: Cancel): { controller: StopController; unlink(): void } {
-  return cancel.controller ? { controller: cancel.controller, unlink: noop } : linkedController(cancel.signal);
-}
 
 /** Lists the statement in svc.running (GET /query/running, cancel, shutdown drain) until
  * `done` settles. */
