@@ -2,14 +2,14 @@
 // bundle to the front doors (HTTP, MCP, CLI). No module singletons besides the logger.
 import type { Kysely } from 'kysely';
 import type { Config } from './config.ts';
-import { toEngineConfig, fieldsOf } from './connections/connections.ts';
+import { toEngineConfig, fieldsOf, readFieldsOf } from './connections/connections.ts';
 import { PoolRegistry } from './connections/pool-registry.ts';
 import { createSecretBox, loadSecretKey, type SecretBox } from './connections/secret-box.ts';
 import type { Engine, EngineConfig } from './engines/engine.ts';
 import { createEngine } from './engines/index.ts';
 import { createLimits, type Limits } from './limits/limits.ts';
 import { createLogger, type Logger } from './logger.ts';
-import type { Database } from './store/schema.ts';
+import type { ConnectionRow, Database } from './store/schema.ts';
 import { openStore, type Store } from './store/store.ts';
 import { AsyncQueries, DEFAULT_BUDGET_BYTES } from './query/async-queries.ts';
 import { RunningQueries } from './query/running.ts';
@@ -41,13 +41,16 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const store = await openStore({ dataDir: config.dataDir, storeUrl: config.storeUrl });
   await ensureDefaultWorkspace(store.db);
   const secretBox = createSecretBox(loadSecretKey(config.secretKey, config.dataDir));
-  const pools = new PoolRegistry(createEngine, (row) =>
-    toEngineConfig(fieldsOf(row, secretBox), {
-      sqliteDir: config.sqliteDir,
-      maxConnections: row.max_connections,
-      acquireTimeoutMs: config.poolAcquireTimeoutMs,
-      connectTimeoutMs: config.connectionTestTimeoutMs,
-    }),
+  const engineOptions = (row: ConnectionRow) => ({
+    sqliteDir: config.sqliteDir,
+    maxConnections: row.max_connections,
+    acquireTimeoutMs: config.poolAcquireTimeoutMs,
+    connectTimeoutMs: config.connectionTestTimeoutMs,
+  });
+  const pools = new PoolRegistry(
+    createEngine,
+    (row) => toEngineConfig(fieldsOf(row, secretBox), engineOptions(row)),
+    (row) => toEngineConfig(readFieldsOf(row, secretBox) ?? fieldsOf(row, secretBox), engineOptions(row)),
   );
   const limits = createLimits({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, logger });
   const asyncQueries = new AsyncQueries({

@@ -3,8 +3,9 @@
 // object shaped as the API's `data` would be.
 import { Command, Option } from 'commander';
 import { loadConfig, type Config } from '../config.ts';
-import { createConnection, listConnections } from '../connections/connections.ts';
-import { DbqError } from '../errors.ts';
+import { listConnections, type ConnectionRecord } from '../connections/connections.ts';
+import { addConnection, changeConnection } from '../connections/save-connection.ts';
+import { DbqError, InvalidRequestError } from '../errors.ts';
 import { createLogger } from '../logger.ts';
 import { closeServices, createServices, type Services } from '../services.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../workspaces/api-keys.ts';
@@ -17,6 +18,14 @@ interface JsonOpt {
 
 function print(opts: JsonOpt, data: unknown, human: string): void {
   process.stdout.write(opts.json ? `${JSON.stringify(data)}\n` : `${human}\n`);
+}
+
+/** Who reads log in as, and what the audit found (the record never carries a password). */
+function describeReads(c: ConnectionRecord): string {
+  const who = c.readUser ? `reads log in as ${c.readUser}` : 'reads use the connection user';
+  if (!c.readAccess) return `${who}; read access not audited yet (database unreachable?)`;
+  const findings = c.readAccess.findings.map((f) => `\n  - ${f}`).join('');
+  return `${who}; read access: ${c.readAccess.level}${findings}`;
 }
 
 /** Opens the core for one admin command, runs it, closes everything. */
@@ -193,13 +202,43 @@ export function buildCli(): Command {
     .requiredOption('--name <name>', 'connection name')
     .requiredOption('--url <url>', 'connection URL')
     .option('--read-only', 'every query on it is a read, whatever the key')
+    .option('--read-url <url>', 'reader credentials: every read logs in as this URL\'s user (same engine, host, port and database)')
+    .option('--create-reader', "create a login that can only read with --url's credentials, and use it for every read")
     .option('--json', 'print JSON')
-    .action((opts: { workspace: string; name: string; url: string; readOnly?: boolean } & JsonOpt) =>
+    .action((opts: { workspace: string; name: string; url: string; readOnly?: boolean; readUrl?: string; createReader?: boolean } & JsonOpt) =>
       withCore(async (svc) => {
         const ws = await getWorkspace(svc.db, opts.workspace);
-        const deps = { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir };
-        const record = await createConnection(deps, ws.id, { name: opts.name, url: opts.url, readOnly: Boolean(opts.readOnly) });
-        print(opts, { connection: record }, `Added ${record.engine} connection ${record.name} (${record.id})`);
+        const record = await addConnection(svc, ws.id, {
+          name: opts.name,
+          url: opts.url,
+          readOnly: Boolean(opts.readOnly),
+          ...(opts.readUrl !== undefined ? { readUrl: opts.readUrl } : {}),
+          ...(opts.createReader ? { createReader: true } : {}),
+        });
+        print(opts, { connection: record }, `Added ${record.engine} connection ${record.name} (${record.id}); ${describeReads(record)}`);
+      }),
+    );
+  connection
+    .command('set-reader')
+    .description("set the credentials every read of a connection logs in as: a new login that can only read (--create, made with the connection's own credentials), a URL's user (--read-url), or none (--remove)")
+    .requiredOption('--workspace <slug>', 'workspace')
+    .requiredOption('--connection <nameOrId>', 'connection name or id')
+    .option('--create', 'create a login that can only read and use it for every read')
+    .option('--read-url <url>', 'use this URL\'s user and password (same engine, host, port and database)')
+    .option('--remove', 'reads use the connection user again')
+    .option('--json', 'print JSON')
+    .action((opts: { workspace: string; connection: string; create?: boolean; readUrl?: string; remove?: boolean } & JsonOpt) =>
+      withCore(async (svc) => {
+        const chosen = [opts.create, opts.readUrl !== undefined, opts.remove].filter(Boolean).length;
+        if (chosen !== 1) throw new InvalidRequestError('give exactly one of --create, --read-url, --remove');
+        const ws = await getWorkspace(svc.db, opts.workspace);
+        const record = await changeConnection(
+          svc,
+          ws.id,
+          opts.connection,
+          opts.create ? { createReader: true } : opts.readUrl !== undefined ? { readUrl: opts.readUrl } : { readUser: null },
+        );
+        print(opts, { connection: record }, `${record.name}: ${describeReads(record)}`);
       }),
     );
   connection
@@ -214,7 +253,9 @@ export function buildCli(): Command {
         print(
           opts,
           { connections },
-          connections.map((c) => `${c.id}\t${c.name}\t${c.engine}\t${c.engine === 'sqlite' ? c.database : `${c.host}:${c.port}/${c.database}`}${c.readOnly ? '\tread-only' : ''}`).join('\n'),
+          connections
+            .map((c) => `${c.id}\t${c.name}\t${c.engine}\t${c.engine === 'sqlite' ? c.database : `${c.host}:${c.port}/${c.database}`}${c.readOnly ? '\tread-only' : ''}${c.readUser ? `\treads as ${c.readUser}` : ''}${c.readAccess ? `\treads ${c.readAccess.level}` : ''}`)
+            .join('\n'),
         );
       }),
     );

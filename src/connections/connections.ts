@@ -3,7 +3,7 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { ConflictError, ConnectionNotFoundError, InvalidRequestError } from '../errors.ts';
-import { ENGINE_NAMES, type EngineConfig } from '../engines/engine.ts';
+import { ENGINE_NAMES, type EngineConfig, type ReadAccess } from '../engines/engine.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { ConnectionRow, Database } from '../store/schema.ts';
 import type { Memo } from '../store/store.ts';
@@ -22,8 +22,18 @@ export interface ConnectionRecord {
   ssl: boolean;
   readOnly: boolean;
   maxConnections: number;
+  /** The user every read logs in as, when the connection has reader credentials. */
+  readUser: string | null;
+  /** What the credential used for reads can do beyond reading; null until audited. */
+  readAccess: ReadAccess | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/** Reader credentials: every read on the connection logs in as this user instead. */
+export interface ReaderCredentials {
+  user: string;
+  password: string | null;
 }
 
 // Names double as connection ids in requests, so they stay short and unambiguous: no
@@ -49,10 +59,21 @@ export const connectionSettingsShape = {
   ssl: z.boolean().optional(),
   readOnly: z.boolean().optional(),
   maxConnections: z.number().int().min(1).max(100).optional(),
+  // Reader credentials: a URL of the same engine, host and database (only its user and
+  // password are kept), or the user and password; `readUser: null` removes them.
+  readUrl: z.string().min(1).max(4096).optional().describe('Reader credentials as a URL of the same engine, host, port and database; write-only'),
+  readUser: z.string().min(1).max(255).nullable().optional().describe('The user every read logs in as; null removes the reader credentials'),
+  readPassword: z.string().max(4096).nullable().optional().describe("readUser's password; write-only"),
 };
 
-export const createConnectionSchema = z.object({ name: nameSchema, ...connectionSettingsShape }).strict();
-export const updateConnectionSchema = z.object({ name: nameSchema.optional(), ...connectionSettingsShape }).strict();
+/** Create a login that can only read with the connection's (admin) credentials and store it
+ * as the reader credentials (save-connection.ts). */
+const createReaderShape = {
+  createReader: z.boolean().optional().describe("Create a login that can only read with this connection's credentials and use it for every read"),
+};
+
+export const createConnectionSchema = z.object({ name: nameSchema, ...connectionSettingsShape, ...createReaderShape }).strict();
+export const updateConnectionSchema = z.object({ name: nameSchema.optional(), ...connectionSettingsShape, ...createReaderShape }).strict();
 export const adHocConnectionSchema = z.object(connectionSettingsShape).strict();
 
 export type CreateConnectionInput = z.infer<typeof createConnectionSchema>;
@@ -77,6 +98,8 @@ export function toRecord(row: ConnectionRow): ConnectionRecord {
     ssl: row.ssl === 1,
     readOnly: row.read_only === 1,
     maxConnections: row.max_connections,
+    readUser: row.read_username ?? null,
+    readAccess: row.read_access ? (JSON.parse(row.read_access) as ReadAccess) : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -115,6 +138,66 @@ export function resolveSettings(input: AdHocConnectionInput, base?: ConnectionFi
   return fields;
 }
 
+const READER_FIELDS = ['readUrl', 'readUser', 'readPassword'] as const;
+
+/** The reader credentials a body leaves the connection with: `base` (the stored ones) unless the
+ * body sets or removes them. Checked against the connection's own settings. */
+export function resolveReader(
+  input: AdHocConnectionInput & { createReader?: boolean },
+  fields: ConnectionFields,
+  base: ReaderCredentials | null,
+): ReaderCredentials | null {
+  const given = READER_FIELDS.find((k) => input[k] !== undefined);
+  if (fields.engine === 'sqlite') {
+    const field = given ?? (input.createReader ? 'createReader' : undefined);
+    if (field) throw new InvalidRequestError(`${field} does not apply to sqlite connections: every read already uses a read-only handle`, { field });
+    return null;
+  }
+  if (input.createReader) {
+    if (given) throw new InvalidRequestError(`createReader makes new reader credentials: leave out ${given}`, { field: 'createReader' });
+    return base;
+  }
+  if (input.readUrl !== undefined) {
+    const other = READER_FIELDS.find((k) => k !== 'readUrl' && input[k] !== undefined);
+    if (other) throw new InvalidRequestError(`give readUrl or readUser/readPassword, not both`, { field: 'readUrl' });
+    return readerFromUrl(input.readUrl, fields);
+  }
+  if (input.readUser === null) {
+    if (input.readPassword) throw new InvalidRequestError('readPassword needs a readUser', { field: 'readPassword' });
+    return null;
+  }
+  if (input.readUser !== undefined) {
+    // A password left out keeps the stored one only for the same user.
+    const kept = base && base.user === input.readUser ? base.password : null;
+    return { user: input.readUser, password: input.readPassword === undefined ? kept : input.readPassword || null };
+  }
+  if (input.readPassword !== undefined) {
+    if (!base) throw new InvalidRequestError('readPassword needs a readUser', { field: 'readPassword' });
+    return { user: base.user, password: input.readPassword || null };
+  }
+  return base;
+}
+
+function readerFromUrl(url: string, fields: ConnectionFields): ReaderCredentials {
+  const bad = (message: string): never => {
+    throw new InvalidRequestError(message, { field: 'readUrl' });
+  };
+  let parsed: ConnectionFields;
+  try {
+    parsed = parseConnectionUrl(url);
+  } catch (err) {
+    // The same checks as `url`, reported under this field's name. Messages never carry the URL.
+    if (err instanceof InvalidRequestError) return bad(err.message.replace(/^url\b/i, 'readUrl'));
+    throw err;
+  }
+  if (parsed.engine !== fields.engine) return bad(`readUrl must be a ${fields.engine} URL, like the connection`);
+  if (parsed.host?.toLowerCase() !== fields.host?.toLowerCase() || parsed.port !== fields.port || parsed.database !== fields.database) {
+    return bad('readUrl must name the same host, port and database as the connection');
+  }
+  if (!parsed.user) return bad('readUrl needs a user name');
+  return { user: parsed.user, password: parsed.password };
+}
+
 export async function listConnections(db: Kysely<Database>, workspaceId: string): Promise<ConnectionRecord[]> {
   const rows = await db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId).orderBy('name').execute();
   return rows.map(toRecord);
@@ -141,7 +224,10 @@ async function assertNameFree(db: Kysely<Database>, workspaceId: string, name: s
 }
 
 export async function createConnection(deps: ConnectionDeps, workspaceId: string, input: CreateConnectionInput): Promise<ConnectionRecord> {
+  // Making a login needs the database itself: addConnection (save-connection.ts) does it.
+  if (input.createReader) throw new InvalidRequestError('createReader is handled by addConnection', { field: 'createReader' });
   const fields = resolveSettings(input);
+  const reader = resolveReader(input, fields, null);
   if (fields.engine === 'sqlite') resolveSqlitePath(deps.sqliteDir, fields.database);
   await assertNameFree(deps.db, workspaceId, input.name);
   const now = nowIso();
@@ -158,7 +244,9 @@ export async function createConnection(deps: ConnectionDeps, workspaceId: string
     ssl: fields.ssl ? 1 : 0,
     read_only: input.readOnly ? 1 : 0,
     max_connections: input.maxConnections ?? 10,
-    secret: fields.password ? deps.secretBox.seal(JSON.stringify({ password: fields.password }), id) : null,
+    secret: sealSecrets(deps.secretBox, id, fields.password, reader?.password ?? null),
+    read_username: reader?.user ?? null,
+    read_access: null,
     created_at: now,
     updated_at: now,
   };
@@ -172,6 +260,23 @@ export async function createConnection(deps: ConnectionDeps, workspaceId: string
   return toRecord(row);
 }
 
+interface Secrets {
+  password?: string;
+  readPassword?: string;
+}
+
+function sealSecrets(secretBox: SecretBox, id: string, password: string | null, readPassword: string | null): string | null {
+  if (!password && !readPassword) return null;
+  const secrets: Secrets = {};
+  if (password) secrets.password = password;
+  if (readPassword) secrets.readPassword = readPassword;
+  return secretBox.seal(JSON.stringify(secrets), id);
+}
+
+function openSecrets(row: ConnectionRow, secretBox: SecretBox): Secrets {
+  return row.secret ? (JSON.parse(secretBox.open(row.secret, row.id)) as Secrets) : {};
+}
+
 export function fieldsOf(row: ConnectionRow, secretBox: SecretBox): ConnectionFields {
   return {
     engine: row.engine,
@@ -179,9 +284,21 @@ export function fieldsOf(row: ConnectionRow, secretBox: SecretBox): ConnectionFi
     port: row.port,
     database: row.database,
     user: row.username,
-    password: row.secret ? (JSON.parse(secretBox.open(row.secret, row.id)) as { password: string }).password : null,
+    password: openSecrets(row, secretBox).password ?? null,
     ssl: row.ssl === 1,
   };
+}
+
+/** The stored reader credentials, or null. */
+export function readerOf(row: ConnectionRow, secretBox: SecretBox): ReaderCredentials | null {
+  if (!row.read_username) return null;
+  return { user: row.read_username, password: openSecrets(row, secretBox).readPassword ?? null };
+}
+
+/** The settings reads log in with: the connection's, as the reader; null without reader credentials. */
+export function readFieldsOf(row: ConnectionRow, secretBox: SecretBox): ConnectionFields | null {
+  const reader = readerOf(row, secretBox);
+  return reader ? { ...fieldsOf(row, secretBox), user: reader.user, password: reader.password } : null;
 }
 
 export async function updateConnection(
@@ -190,8 +307,11 @@ export async function updateConnection(
   idOrName: string,
   input: UpdateConnectionInput,
 ): Promise<ConnectionRecord> {
+  if (input.createReader) throw new InvalidRequestError('createReader is handled by changeConnection', { field: 'createReader' });
   const row = await getConnectionRow(deps.db, workspaceId, idOrName);
   const fields = resolveSettings(input, fieldsOf(row, deps.secretBox));
+  // Reader credentials belong to one server: a connection moved to another engine drops them.
+  const reader = resolveReader(input, fields, fields.engine === row.engine ? readerOf(row, deps.secretBox) : null);
   if (fields.engine === 'sqlite') resolveSqlitePath(deps.sqliteDir, fields.database);
   if (input.name !== undefined) await assertNameFree(deps.db, workspaceId, input.name, row.id);
   const updated: ConnectionRow = {
@@ -205,7 +325,10 @@ export async function updateConnection(
     ssl: fields.ssl ? 1 : 0,
     read_only: input.readOnly === undefined ? row.read_only : input.readOnly ? 1 : 0,
     max_connections: input.maxConnections ?? row.max_connections,
-    secret: fields.password ? deps.secretBox.seal(JSON.stringify({ password: fields.password }), row.id) : null,
+    secret: sealSecrets(deps.secretBox, row.id, fields.password, reader?.password ?? null),
+    read_username: reader?.user ?? null,
+    // The settings may have changed: audited again by the caller (save-connection.ts).
+    read_access: null,
     updated_at: laterThan(row.updated_at),
   };
   const { id: _id, workspace_id: _ws, created_at: _c, ...changes } = updated;

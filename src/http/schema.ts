@@ -45,6 +45,11 @@ export function responses(data: ZodType, status = 200, errors: number[] = [400, 
   return map;
 }
 
+export const readAccessSchema = z.object({
+  level: z.enum(['read_only', 'can_write', 'superuser']),
+  findings: z.array(z.string()).describe('What the credential can do beyond reading, one short sentence each'),
+});
+
 export const connectionRecordSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -56,6 +61,8 @@ export const connectionRecordSchema = z.object({
   ssl: z.boolean(),
   readOnly: z.boolean(),
   maxConnections: z.number(),
+  readUser: z.string().nullable().describe('The user every read logs in as (reader credentials); null when reads use the connection user'),
+  readAccess: readAccessSchema.nullable().describe('Privilege audit of the credential reads use; null until known'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

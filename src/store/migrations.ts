@@ -115,6 +115,16 @@ const migrations: Record<string, Migration> = {
       await db.schema.dropIndex('query_history_created').execute();
     },
   },
+  // Reader credentials (Read-only v2): the user every read of a connection logs in as (its
+  // password rides in the sealed `secret` beside the main one), and the last privilege audit of
+  // the credential reads use, as JSON; null until known. One column per statement: SQLite's
+  // ALTER TABLE adds one at a time.
+  '0004_reader_credentials': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('connections').addColumn('read_username', 'text').execute();
+      await db.schema.alterTable('connections').addColumn('read_access', 'text').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

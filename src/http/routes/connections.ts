@@ -1,17 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import {
-  createConnection,
-  createConnectionSchema,
-  deleteConnection,
-  listConnections,
-  updateConnection,
-  updateConnectionSchema,
-} from '../../connections/connections.ts';
+import { createConnectionSchema, deleteConnection, listConnections, updateConnectionSchema } from '../../connections/connections.ts';
+import { addConnection, changeConnection } from '../../connections/save-connection.ts';
 import { testConnection, testConnectionSchema } from '../../connections/test-connection.ts';
 import type { Services } from '../../services.ts';
 import { principalOf, requireAdmin } from '../auth.ts';
-import { connectionRecordSchema, jsonSchema, ok, parseInput, responses } from '../schema.ts';
+import { connectionRecordSchema, jsonSchema, ok, parseInput, readAccessSchema, responses } from '../schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const idParams = z.object({ id: z.string().min(1).max(200) });
@@ -20,10 +14,10 @@ const testResultSchema = z.object({
   latencyMs: z.number(),
   serverVersion: z.string().optional(),
   error: z.string().optional(),
+  readAccess: readAccessSchema.nullable(),
 });
 
 export function connectionRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOptions): void {
-  const deps = { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir };
   const tags = ['connections'];
 
   app.get('/connections', {
@@ -34,29 +28,28 @@ export function connectionRoutes(app: FastifyInstance, svc: Services, { hide }: 
   });
 
   app.post('/connections', {
-    schema: { hide, tags, summary: 'Create a connection (admin)', body: jsonSchema(createConnectionSchema), response: responses(z.object({ connection: connectionRecordSchema }), 201, [400, 401, 403, 409, 429, 500]) },
+    schema: { hide, tags, summary: 'Create a connection (admin); `createReader` makes a login that can only read and uses it for every read', body: jsonSchema(createConnectionSchema), response: responses(z.object({ connection: connectionRecordSchema }), 201, [400, 401, 403, 409, 429, 500, 502]) },
   }, async (request, reply) => {
     const principal = principalOf(request);
     requireAdmin(principal);
-    const connection = await createConnection(deps, principal.workspace.id, parseInput(createConnectionSchema, request.body));
+    const connection = await addConnection(svc, principal.workspace.id, parseInput(createConnectionSchema, request.body));
     return reply.status(201).send(ok({ connection }));
   });
 
   app.post('/connections/test', {
-    schema: { hide, tags, summary: 'Test a stored connection (any key) or an ad-hoc config (admin); bounded in time', body: jsonSchema(testConnectionSchema), response: responses(testResultSchema) },
+    schema: { hide, tags, summary: 'Test a stored connection (any key) or an ad-hoc config (admin), and audit what the credential reads use can do; bounded in time', body: jsonSchema(testConnectionSchema), response: responses(testResultSchema) },
   }, async (request) => {
     const principal = principalOf(request);
     return ok(await testConnection(svc, principal, parseInput(testConnectionSchema, request.body)));
   });
 
   app.patch('/connections/:id', {
-    schema: { hide, tags, summary: 'Change a connection (admin)', params: jsonSchema(idParams), body: jsonSchema(updateConnectionSchema), response: responses(z.object({ connection: connectionRecordSchema }), 200, [400, 401, 403, 404, 409, 429, 500]) },
+    schema: { hide, tags, summary: 'Change a connection (admin)', params: jsonSchema(idParams), body: jsonSchema(updateConnectionSchema), response: responses(z.object({ connection: connectionRecordSchema }), 200, [400, 401, 403, 404, 409, 429, 500, 502]) },
   }, async (request) => {
     const principal = principalOf(request);
     requireAdmin(principal);
     const { id } = parseInput(idParams, request.params);
-    const connection = await updateConnection(deps, principal.workspace.id, id, parseInput(updateConnectionSchema, request.body));
-    await svc.pools.drop(connection.id);
+    const connection = await changeConnection(svc, principal.workspace.id, id, parseInput(updateConnectionSchema, request.body));
     return ok({ connection });
   });
 

@@ -49,7 +49,7 @@ export const describeTableTool: DbqTool<typeof inputSchema, typeof outputSchema>
   outputSchema,
   handler: (svc) => async (args, { principal }) => {
     const row = await getConnectionRow(svc.db, principal.workspace.id, args.connectionId);
-    const engine = svc.pools.get(row);
+    const engine = svc.pools.forRead(row);
     let table = pickTable(await engine.listTables(args.schema), args.table);
     const dot = args.table.indexOf('.');
     if (!table && args.schema === undefined && dot > 0) {

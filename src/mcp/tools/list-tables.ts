@@ -28,7 +28,7 @@ export const listTablesTool: DbqTool<typeof inputSchema, typeof outputSchema> = 
   outputSchema,
   handler: (svc) => async (args, { principal }) => {
     const row = await getConnectionRow(svc.db, principal.workspace.id, args.connectionId);
-    const tables = await svc.pools.get(row).listTables(args.schema);
+    const tables = await svc.pools.forRead(row).listTables(args.schema);
     return {
       connectionId: row.id,
       connectionName: row.name,

@@ -3,15 +3,8 @@
 // delete or test an unsaved config. Records never carry a password.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import {
-  createConnection,
-  createConnectionSchema,
-  deleteConnection,
-  getConnectionRow,
-  listConnections,
-  updateConnection,
-  updateConnectionSchema,
-} from '../../connections/connections.ts';
+import { createConnectionSchema, deleteConnection, getConnectionRow, listConnections, updateConnectionSchema } from '../../connections/connections.ts';
+import { addConnection, changeConnection } from '../../connections/save-connection.ts';
 import { testConnection, testConnectionSchema } from '../../connections/test-connection.ts';
 import { requireAdmin } from '../../http/auth.ts';
 import { ok, parseInput } from '../../http/schema.ts';
@@ -24,7 +17,6 @@ const MAX_SCHEMA_TABLES = 2000;
 
 export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void {
   const schema = { hide: true };
-  const deps = { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir };
 
   app.get('/connections', { schema }, async (request) => {
     const p = webPrincipal(request);
@@ -34,7 +26,7 @@ export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void 
   app.post('/connections', { schema }, async (request, reply) => {
     const p = webPrincipal(request);
     requireAdmin(p);
-    const connection = await createConnection(deps, p.workspace.id, parseInput(createConnectionSchema, request.body));
+    const connection = await addConnection(svc, p.workspace.id, parseInput(createConnectionSchema, request.body));
     return reply.status(201).send(ok({ connection }));
   });
 
@@ -42,8 +34,7 @@ export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void 
     const p = webPrincipal(request);
     requireAdmin(p);
     const { id } = parseInput(idParams, request.params);
-    const connection = await updateConnection(deps, p.workspace.id, id, parseInput(updateConnectionSchema, request.body));
-    await svc.pools.drop(connection.id);
+    const connection = await changeConnection(svc, p.workspace.id, id, parseInput(updateConnectionSchema, request.body));
     return ok({ connection });
   });
 
@@ -65,7 +56,7 @@ export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void 
     const p = webPrincipal(request);
     const { id } = parseInput(idParams, request.params);
     const row = await getConnectionRow(svc.db, p.workspace.id, id);
-    const tables = await svc.pools.get(row).listTables();
+    const tables = await svc.pools.forRead(row).listTables();
     return ok({
       tables: tables.slice(0, MAX_SCHEMA_TABLES).map((t) => ({ schema: t.schema, name: t.name, kind: t.kind, columns: t.columns.map((c) => ({ name: c.name, type: c.type })) })),
       truncated: tables.length > MAX_SCHEMA_TABLES,

@@ -17,9 +17,17 @@ export interface Connection {
   ssl: boolean;
   readOnly: boolean;
   maxConnections: number;
+  /** Who reads log in as (reader credentials); null: the connection's user. */
+  readUser: string | null;
+  readAccess: ReadAccess | null;
 }
 
-type TestOutcome = { ok: true; latencyMs: number; serverVersion: string } | { ok: false; latencyMs: number; error: string };
+interface ReadAccess {
+  level: 'read_only' | 'can_write' | 'superuser';
+  findings: string[];
+}
+
+type TestOutcome = ({ ok: true; latencyMs: number; serverVersion: string } | { ok: false; latencyMs: number; error: string }) & { readAccess?: ReadAccess | null };
 
 const ENGINE_LABEL: Record<Engine, string> = { postgres: 'PostgreSQL', mysql: 'MySQL / MariaDB', sqlite: 'SQLite' };
 const DEFAULT_PORT: Record<Engine, string> = { postgres: '5432', mysql: '3306', sqlite: '' };
@@ -37,6 +45,7 @@ interface FormState {
   ssl: boolean;
   readOnly: boolean;
   maxConnections: string;
+  createReader: boolean;
 }
 
 const EMPTY: FormState = {
@@ -52,6 +61,7 @@ const EMPTY: FormState = {
   ssl: false,
   readOnly: false,
   maxConnections: '10',
+  createReader: false,
 };
 
 function formOf(c: Connection): FormState {
@@ -72,6 +82,7 @@ function formOf(c: Connection): FormState {
 /** The request body: secrets only when typed (the form never shows a saved one). */
 function bodyOf(f: FormState, editing: boolean): Record<string, unknown> {
   const common: Record<string, unknown> = { name: f.name.trim(), readOnly: f.readOnly, maxConnections: Number(f.maxConnections) || 10 };
+  if (f.createReader && !isSqlite(f)) common.createReader = true;
   if (f.mode === 'url') return { ...common, url: f.url.trim() };
   const body: Record<string, unknown> = { ...common, engine: f.engine, database: f.database.trim() };
   if (f.engine !== 'sqlite') {
@@ -83,6 +94,12 @@ function bodyOf(f: FormState, editing: boolean): Record<string, unknown> {
   }
   return body;
 }
+
+function isSqlite(f: FormState): boolean {
+  return f.mode === 'url' ? /^sqlite:/i.test(f.url.trim()) : f.engine === 'sqlite';
+}
+
+const LEVEL_LABEL: Record<ReadAccess['level'], string> = { read_only: 'read-only', can_write: 'can write', superuser: 'superuser' };
 
 function describe(c: Connection): string {
   if (c.engine === 'sqlite') return c.database;
@@ -143,7 +160,7 @@ export function ConnectionsPage() {
     setFormTest(null);
     setFormError(null);
     try {
-      const { name: _name, ...settings } = bodyOf(form, false);
+      const { name: _name, createReader: _createReader, ...settings } = bodyOf(form, false);
       setFormTest(await api.post<TestOutcome>('/connections/test', settings));
     } catch (err) {
       fail(err, setFormError);
@@ -155,6 +172,11 @@ export function ConnectionsPage() {
     try {
       const outcome = await api.post<TestOutcome>('/connections/test', { connectionId: c.id });
       setTests((t) => ({ ...t, [c.id]: outcome }));
+      // The test audits what reads can do and stores it on the record.
+      if (outcome.ok && outcome.readAccess) {
+        const readAccess = outcome.readAccess;
+        setConnections((list) => list && list.map((x) => (x.id === c.id ? { ...x, readAccess } : x)));
+      }
     } catch (err) {
       setTests((t) => ({ ...t, [c.id]: { ok: false, latencyMs: 0, error: err instanceof ApiError ? err.message : String(err) } }));
     }
@@ -271,6 +293,13 @@ export function ConnectionsPage() {
               )}
             </div>
           )}
+          {!isSqlite(form) && (
+            <label class="check">
+              <input type="checkbox" checked={form.createReader} onChange={(e) => set({ createReader: e.currentTarget.checked })} />{' '}
+              {editing !== 'new' && editing.readUser ? 'Replace the reads login with a new read-only login' : 'Create a read-only login for reads'}
+              <small class="muted">dbq uses these credentials once to create a login that can only read; every read then runs as it.</small>
+            </label>
+          )}
           <div class="grid-form">
             <label class="check">
               <input type="checkbox" checked={form.readOnly} onChange={(e) => set({ readOnly: e.currentTarget.checked })} /> Read-only (every query runs as a read)
@@ -296,6 +325,7 @@ export function ConnectionsPage() {
           </div>
         </form>
       )}
+      {connections && <ReadAccessWarning connections={connections} workspace={me?.workspace.slug ?? 'default'} isAdmin={isAdmin} />}
       {connections === null ? (
         <p class="muted">Loading…</p>
       ) : connections.length === 0 ? (
@@ -326,7 +356,15 @@ export function ConnectionsPage() {
                       <code>{describe(c)}</code>
                       {c.ssl && <span class="badge">TLS</span>}
                     </td>
-                    <td>{c.readOnly ? <span class="badge">read-only</span> : <span class="muted">read/write</span>}</td>
+                    <td>
+                      {c.readOnly ? <span class="badge">read-only</span> : <span class="muted">read/write</span>}
+                      {c.readAccess && c.readAccess.level !== 'read_only' && (
+                        <span class="badge badge-warn" title={c.readAccess.findings.join('\n')}>
+                          reads: {LEVEL_LABEL[c.readAccess.level]}
+                        </span>
+                      )}
+                      {c.readUser && <div class="muted hint">reads as {c.readUser}</div>}
+                    </td>
                     <td class="test-cell" aria-live="polite">
                       {t === 'running' ? <span class="muted">Testing…</span> : t ? <TestResult outcome={t} /> : null}
                     </td>
@@ -358,6 +396,30 @@ export function ConnectionsPage() {
         </p>
       </ConfirmDialog>
     </Layout>
+  );
+}
+
+/** Connections whose reads log in with more than read access, and the one command that fixes
+ * each (docs/security.md, "Reader credentials"). Not shown while an audit is unknown. */
+function ReadAccessWarning({ connections, workspace, isAdmin }: { connections: Connection[]; workspace: string; isAdmin: boolean }) {
+  const flagged = connections.filter((c) => c.readAccess && c.readAccess.level !== 'read_only');
+  if (!flagged.length) return null;
+  return (
+    <div class="alert alert-warn" role="status">
+      <strong>Reads use a login that can do more than read.</strong> The parser and the database's read-only mode still stop writes; a login
+      that can only read is the last layer. Fix with a read-only login made by dbq{isAdmin ? ' (or Edit → Create a read-only login for reads)' : ''}:
+      <ul>
+        {flagged.map((c) => (
+          <li key={c.id}>
+            <strong>{c.name}</strong> ({LEVEL_LABEL[c.readAccess!.level]}): {c.readAccess!.findings.join('; ')}
+            <br />
+            <code>
+              dbq connection set-reader --workspace {workspace} --connection {c.name} --create
+            </code>
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 
