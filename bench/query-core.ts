@@ -8,18 +8,23 @@
 //   runQuery          — dbq's whole core path: key and connection look-ups, guard, permission,
 //                       timeout and cancel, running registry, the engine, the history entry
 //   history entry     — writeHistory alone, 16 at a time (one group commit per loop turn)
+//   read decision     — the guard's cached verdict alone (the whole check before issue 13),
+//                       then decideStatement: the verdict plus the catalog allowlist check of
+//                       every function, operator, cast and relation (issue 13: ≤ ~5 µs)
 // Usage: node --import tsx bench/query-core.ts [--ops 20000] [--pg postgres://postgres@127.0.0.1:5432/test]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
-import { createConnection } from '../src/connections/connections.ts';
+import { createConnection, getConnectionRow } from '../src/connections/connections.ts';
 import { PipelinedStatement, type Step } from '../src/engines/postgres-batch.ts';
 import { TEXT_TYPES } from '../src/engines/postgres-cursor.ts';
 import { writeHistory } from '../src/history/history.ts';
 import { createLogger } from '../src/logger.ts';
+import { decideStatement } from '../src/query/decide.ts';
 import { runQuery } from '../src/query/run.ts';
+import { classifyStatement } from '../src/sql/guard.ts';
 import { closeServices, createServices } from '../src/services.ts';
 import { authenticateKey, createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
@@ -29,6 +34,10 @@ import { option } from './support/args.ts';
 const OPS = Number(option('ops', '20000'));
 const PG = option('pg', 'postgres://postgres@127.0.0.1:5432/test');
 const CONCURRENCY = 16;
+const DECISION_CASES = [
+  'SELECT 1',
+  "SELECT c.relname, lower(n.nspname), pg_size_pretty(pg_relation_size(c.oid)), now() - interval '1 day' FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname <> 'pg_catalog' ORDER BY 3 DESC LIMIT 10",
+];
 const CASES = [
   { label: 'SELECT 1', sql: 'SELECT 1' },
   { label: '100 rows', sql: 'SELECT g, md5(g::text) FROM generate_series(1, 100) g' },
@@ -89,6 +98,15 @@ async function main(): Promise<void> {
       const core = await cpuPerOp(() => runQuery(svc, principal, { connectionId: 'pg', sql: c.sql, params: [], maxRows: 1000, timeoutMs: 30_000, rowFormat: 'arrays' }, { source: 'api' }));
       rows.push(`| ${c.label} | ${pool.toFixed(1)} | ${alone.toFixed(1)} | ${readOnly.toFixed(1)} | ${core.toFixed(1)} | ${(core / pool).toFixed(2)}x |`);
     }
+    // The allowlist check: same text every time, so the parse is the guard's cache hit in both
+    // columns and the difference is what the catalog check adds.
+    const engine = svc.pools.get(await getConnectionRow(svc.db, ws.id, 'pg'));
+    const decisions: string[] = [];
+    for (const sql of DECISION_CASES) {
+      const verdictOnly = await cpuPerOp(() => classifyStatement('postgres', sql));
+      const decided = await cpuPerOp(() => decideStatement(engine, sql));
+      decisions.push(`| \`${sql.length > 60 ? sql.slice(0, 57) + '…' : sql}\` | ${verdictOnly.toFixed(2)} | ${decided.toFixed(2)} | ${(decided - verdictOnly).toFixed(2)} |`);
+    }
     const entry = { principal, queryId: 'q_bench', connection: { id: 'c_bench', name: 'pg' }, sql: 'SELECT 1', statementType: 'select', status: 'succeeded' as const, rowCount: 1, affectedRows: null, durationMs: 1, error: null, source: 'api' as const };
     const history = await cpuPerOp(() => writeHistory(svc.db, entry));
     process.stdout.write(
@@ -100,6 +118,12 @@ async function main(): Promise<void> {
         ...rows,
         '',
         `History entry alone (writeHistory, ${CONCURRENCY} at a time, SQLite store): ${history.toFixed(1)} µs.`,
+        '',
+        'Read decision, CPU µs per statement (before: the cached parser verdict alone; after: plus the catalog allowlist check):',
+        '',
+        '| statement | before (verdict) | after (decideStatement) | allowlist check |',
+        '|---|---:|---:|---:|',
+        ...decisions,
         '',
       ].join('\n'),
     );

@@ -73,7 +73,7 @@ describe('PostgreSQL read pipeline', () => {
   it('prepares its fixed statements once per connection, and again after a reset drops them', async () => {
     const named = async () =>
       (await read("SELECT string_agg(name, ',' ORDER BY name) FROM pg_prepared_statements WHERE name LIKE 'dbq\\_%'")).rows[0][0];
-    const expected = 'dbq_advisory_unlock_all,dbq_begin_read_only,dbq_rollback';
+    const expected = 'dbq_begin_read_only,dbq_rollback,dbq_unlock_reseed';
     await read('SELECT 1');
     expect(await named()).toBe(expected);
     // A failed read resets the connection (DEALLOCATE ALL among it): the next read prepares again.

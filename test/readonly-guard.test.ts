@@ -1,10 +1,20 @@
 // The read-only guard decides which keys may run a statement (API.md, "Roles and permissions").
 // A miss here is stopped by the engine's read-only mode only for plain writes; locks, sleeps,
 // file access and session settings get through that backstop, so each attack family is pinned.
-import { describe, expect, it } from 'vitest';
-import { ENGINE_NAMES, type EngineName } from '../src/engines/engine.ts';
-import { isSideEffectFunction, normalizeFunctionName } from '../src/sql/function-denylist.ts';
+// The whole decision is asked (src/query/decide.ts): the parser, then the connection's own
+// catalog (PostgreSQL) or compiler (text the parser cannot read), on the real servers.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGINE_NAMES, type Engine, type EngineName } from '../src/engines/engine.ts';
+import { createEngine } from '../src/engines/index.ts';
+import { decideStatement } from '../src/query/decide.ts';
+import { findDisallowedCall } from '../src/sql/call-gate.ts';
 import { classifyStatement } from '../src/sql/guard.ts';
+import { MYSQL_FUNCTIONS, MYSQL_PAREN_KEYWORDS } from '../src/sql/allowlist-mysql.ts';
+import { SQLITE_FUNCTIONS, SQLITE_PAREN_KEYWORDS } from '../src/sql/allowlist-sqlite.ts';
+import { tempDir } from './support/databases.ts';
 import { findStatementShape, lexSql } from '../src/sql/sql-lexer.ts';
 import { ATTACK_STATEMENTS } from './fixtures/attack-statements.ts';
 import { READ_STATEMENTS } from './fixtures/read-statements.ts';
@@ -27,19 +37,43 @@ describe('guard fixtures', () => {
   });
 });
 
+const engines = {} as Record<EngineName, Engine>;
+const sqliteDir = tempDir('dbq-guard-');
+
+beforeAll(() => {
+  const file = path.join(sqliteDir, 'guard.db');
+  const lite = new Database(file);
+  lite.exec('CREATE TABLE IF NOT EXISTS guard_probe (id integer PRIMARY KEY, v text)');
+  lite.close();
+  const common = { password: null, ssl: false, maxConnections: 2, acquireTimeoutMs: 5000, connectTimeoutMs: 5000 };
+  engines.postgres = createEngine({ ...common, engine: 'postgres', host: '127.0.0.1', port: 5432, database: 'test', user: 'postgres' });
+  engines.mysql = createEngine({ ...common, engine: 'mysql', host: '127.0.0.1', port: 3306, database: 'test', user: 'root' });
+  engines.sqlite = createEngine({ ...common, engine: 'sqlite', host: null, port: null, database: file, user: null });
+});
+
+afterAll(async () => {
+  await Promise.all(Object.values(engines).map((engine) => engine.close()));
+  fs.rmSync(sqliteDir, { recursive: true, force: true });
+});
+
 describe.each(ENGINE_NAMES)('%s guard', (engine) => {
   const attacks = ATTACK_STATEMENTS.filter((attack) => attack.engine === engine);
   const reads = READ_STATEMENTS.filter((read) => read.engine === engine);
 
   it.each(attacks)('denies $sql ($why)', async (attack) => {
-    const verdict = await classifyStatement(engine, attack.sql);
-    expect(verdict.kind, attack.sql).toBe(attack.expected);
+    const verdict = await decideStatement(engines[engine], attack.sql);
+    // A statement the engine cannot compile is refused as invalid: it never runs either.
+    expect(verdict.kind === 'invalid' ? 'write' : verdict.kind, attack.sql).toBe(attack.expected);
     expect(verdict.reason, attack.sql).toBeTruthy();
   });
 
   it.each(reads)('allows $sql ($why)', async (read) => {
-    const verdict = await classifyStatement(engine, read.sql);
-    expect(verdict, read.sql).toEqual({ kind: 'read', statementType: read.statementType });
+    const verdict = await decideStatement(engines[engine], read.sql);
+    expect({ kind: verdict.kind, statementType: verdict.statementType, reason: verdict.reason }, read.sql).toEqual({
+      kind: 'read',
+      statementType: read.statementType,
+      reason: undefined,
+    });
   });
 
   it('rejects several statements as MULTIPLE with the one-statement reason', async () => {
@@ -60,12 +94,12 @@ describe.each(ENGINE_NAMES)('%s guard', (engine) => {
     }
   });
 
-  it('treats unparseable text as a write of unknown type', async () => {
-    expect(await classifyStatement(engine, 'SELEC 1 FROM guard_probe')).toEqual({
-      kind: 'write',
-      statementType: 'UNKNOWN',
-      reason: 'Statement could not be parsed as a read',
-    });
+  it('answers a typo with the engine\'s own syntax error, for every role', async () => {
+    for (const sql of ['SELEC 1 FROM guard_probe', 'SELECT * FROMM guard_probe']) {
+      const verdict = await decideStatement(engines[engine], sql);
+      expect(verdict.kind, sql).toBe('invalid');
+      expect(verdict.reason, sql).toMatch(/syntax/i);
+    }
   });
 });
 
@@ -108,28 +142,38 @@ describe('postgres parser loading', () => {
   });
 });
 
-describe('function denylist', () => {
-  it('strips schema and quotes and ignores case', () => {
-    expect(normalizeFunctionName('pg_catalog."PG_SLEEP"')).toBe('pg_sleep');
-    expect(normalizeFunctionName(['mysql', '`SLEEP`'])).toBe('sleep');
-    expect(normalizeFunctionName('[load_extension]')).toBe('load_extension');
+describe('function allowlists of MySQL and SQLite, on the text', () => {
+  const mysql = { engine: 'MySQL/MariaDB', functions: MYSQL_FUNCTIONS, parenKeywords: MYSQL_PAREN_KEYWORDS };
+  const sqlite = { engine: 'SQLite', functions: SQLITE_FUNCTIONS, parenKeywords: SQLITE_PAREN_KEYWORDS };
+
+  it('refuses every call that is not a vetted built-in, however it is spelled', () => {
+    for (const text of ['SELECT sleep(1)', 'SELECT SLEEP (1)', 'SELECT `sleep`(1)', 'SELECT test.f(1)', 'SELECT myudf(1)', 'SELECT x FROM t WHERE get_lock(1, 0)']) {
+      expect(findDisallowedCall(text, mysql), text).toBeDefined();
+    }
+    for (const text of ['SELECT load_extension(1)', 'SELECT "load_extension"(1)', 'SELECT [readfile](1)', 'SELECT main.f(1)', 'SELECT app_udf(1)']) {
+      expect(findDisallowedCall(text, sqlite), text).toBeDefined();
+    }
   });
 
-  it('covers whole families by prefix and leaves harmless look-alikes alone', () => {
-    expect(isSideEffectFunction('postgres', 'pg_try_advisory_xact_lock_shared')).toBe(true);
-    expect(isSideEffectFunction('postgres', 'pg_create_logical_replication_slot')).toBe(true);
-    expect(isSideEffectFunction('postgres', 'pg_stat_reset_shared')).toBe(true);
-    expect(isSideEffectFunction('postgres', 'currval')).toBe(false);
-    expect(isSideEffectFunction('postgres', 'pg_backend_pid')).toBe(false);
-    expect(isSideEffectFunction('mysql', 'IS_FREE_LOCK')).toBe(true);
-    expect(isSideEffectFunction('mysql', 'now')).toBe(false);
-    expect(isSideEffectFunction('sqlite', 'zipfile_cds')).toBe(true);
-    expect(isSideEffectFunction('sqlite', 'json_extract')).toBe(false);
+  it('names the function it refused', () => {
+    expect(findDisallowedCall('SELECT lower(a), GET_LOCK(1, 0)', mysql)?.name).toBe('get_lock');
   });
 
-  it('is per dialect: sleep() is a MySQL function, not a PostgreSQL one', () => {
-    expect(isSideEffectFunction('mysql', 'sleep')).toBe(true);
-    expect(isSideEffectFunction('postgres', 'sleep')).toBe(false);
+  it('lets keywords, types and column lists take a parenthesis', () => {
+    for (const text of [
+      'SELECT a FROM t WHERE a IN (1, 2) AND EXISTS (SELECT 1)',
+      'SELECT CAST(a AS DECIMAL(10, 2)), CONVERT(a, CHAR(3)) FROM t',
+      'WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT * FROM r',
+      'SELECT row_number() OVER (PARTITION BY a) FROM t',
+    ]) {
+      expect(findDisallowedCall(text, mysql), text).toBeUndefined();
+    }
+    expect(findDisallowedCall('SELECT count(*) FILTER (WHERE a > 1) FROM (VALUES (1), (2)) AS v', sqlite)).toBeUndefined();
+  });
+
+  it('does not take a call followed by AS for a CTE column list', () => {
+    expect(findDisallowedCall('SELECT sleep(5) AS x', mysql)).toBeDefined();
+    expect(findDisallowedCall('WITH a AS (SELECT 1), sleep(5) AS x SELECT 1', mysql)).toBeDefined();
   });
 });
 

@@ -46,7 +46,7 @@ export interface SqlProvider {
 }
 
 export interface GuardVerdict {
-  kind: 'read' | 'write' | 'rejected';
+  kind: 'read' | 'write' | 'rejected' | 'invalid';
   statementType: string;
   reason?: string;
 }
@@ -105,13 +105,15 @@ export async function generateSql(deps: GenerateDeps, prompt: string): Promise<G
       continue;
     }
     const verdict = await deps.classify(sql);
-    if (verdict.kind === 'rejected' || (verdict.kind === 'write' && !deps.canWrite)) {
+    if (verdict.kind === 'rejected' || verdict.kind === 'invalid' || (verdict.kind === 'write' && !deps.canWrite)) {
       const error =
         verdict.kind === 'rejected'
           ? `statement rejected: ${verdict.reason ?? 'not a single valid statement'}`
+          : verdict.kind === 'invalid'
+            ? `the database cannot compile it: ${verdict.reason ?? 'syntax error'}`
           : verdict.statementType === 'UNKNOWN'
             ? `${READ_ONLY_MESSAGE}, and this SQL could not be parsed as one${verdict.reason ? ` (${verdict.reason})` : ''}`
-            : `${READ_ONLY_MESSAGE} (got ${verdict.statementType})`;
+            : `${READ_ONLY_MESSAGE} (got ${verdict.statementType}${verdict.reason ? `: ${verdict.reason}` : ''})`;
       lastGuardError = error;
       previous.push({ sql, error });
       continue;

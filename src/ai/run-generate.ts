@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { getConnectionRow } from '../connections/connections.ts';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, type Engine } from '../engines/engine.ts';
 import type { Services } from '../services.ts';
-import { classifyStatement } from '../sql/guard.ts';
+import { decideStatement } from '../query/decide.ts';
 import type { ConnectionRow } from '../store/schema.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { runQuery, type QueryResult } from '../query/run.ts';
@@ -86,13 +86,16 @@ export async function runGenerate(
 ): Promise<GenerateResponse> {
   const row = await getConnectionRow(svc.db, principal.workspace.id, input.connectionId);
   const engine = svc.pools.get(row);
+  // Reads (introspection, samples, validating SQL only reads may run) log in as the reader
+  // credentials when the connection has them; a caller who may write validates as the owner.
+  const reader = svc.pools.forRead(row);
   const canWrite = principal.user.role === 'admin' && row.read_only === 0;
   const generated = await generateSql(
     {
       provider: stateOf(svc).provider,
-      getSchema: () => schemaContextFor(svc, row, engine),
-      classify: (sql) => classifyStatement(row.engine, sql),
-      validate: (sql) => engine.validate(sql),
+      getSchema: () => schemaContextFor(svc, row, reader),
+      classify: (sql) => decideStatement(reader, sql),
+      validate: (sql) => (canWrite ? engine : reader).validate(sql),
       canWrite,
     },
     input.prompt,

@@ -2,6 +2,7 @@
 // files beside this one (postgres.ts, mysql.ts, sqlite.ts); everything above talks to `Engine`.
 // Engine differences are named as capabilities rather than `if (engine === …)` elsewhere.
 
+import type { PostgresCatalog } from '../sql/read-policy.ts';
 import type { StopSignal } from './stop.ts';
 
 export type EngineName = 'postgres' | 'mysql' | 'sqlite';
@@ -82,6 +83,16 @@ export interface TestResult {
   serverVersion: string;
 }
 
+/** What the credential an engine logs in with can do beyond reading (POST /connections/test,
+ * connection records). `read_only`: nothing found; `can_write`: each finding says what else;
+ * `superuser`: everything, the findings say so. */
+export type ReadAccessLevel = 'read_only' | 'can_write' | 'superuser';
+export interface ReadAccess {
+  level: ReadAccessLevel;
+  /** Short sentences, one per privilege beyond reading; empty when read_only. */
+  findings: string[];
+}
+
 export interface SchemaColumn {
   name: string;
   type: string;
@@ -104,6 +115,13 @@ export interface SchemaTable {
   foreignKeys: ForeignKey[];
 }
 
+/** An engine's own word on a statement, from compiling it without running it. */
+export interface StatementInfo {
+  /** True when the engine knows it only reads; false when it knows it writes; null when it
+   * cannot tell (MySQL prepares writes as readily as reads). */
+  readOnly: boolean | null;
+}
+
 export interface Capabilities {
   /** Parameter placeholder style the driver expects. */
   placeholder: '$n' | '?';
@@ -122,6 +140,19 @@ export interface Engine {
   /** Open a fresh connection (not from the pool), ask the server version, close. */
   test(timeoutMs: number): Promise<TestResult>;
   listTables(schema?: string): Promise<SchemaTable[]>;
+  /** PostgreSQL: the connection's catalog for the read allowlist, cached (postgres-catalog.ts).
+   * `missed`: a name was not in it; reload unless just reloaded (then undefined). */
+  readCatalog?(missed?: boolean): Promise<PostgresCatalog | undefined>;
+  /** DDL ran on the connection: the next read reloads the catalog. */
+  invalidateCatalog?(): void;
+  /** MySQL: names of stored and loadable functions (lower-case), cached. */
+  storedFunctionNames?(): Promise<ReadonlySet<string>>;
+  /** Compile the statement without running it (SQLite prepare, MySQL PREPARE in a read-only
+   * transaction); throws QueryFailedError when the engine cannot compile it. */
+  inspect?(sql: string): Promise<StatementInfo>;
+  /** Audit the credential on a fresh connection (not from the pool): what it can do beyond
+   * reading (src/engines/postgres-privileges.ts, mysql-privileges.ts). */
+  readAccess?(): Promise<ReadAccess>;
   /** Close the pool; in-flight statements are cancelled. */
   close(): Promise<void>;
 }

@@ -15,10 +15,13 @@ import type {
   ExecuteResult,
   RowStream,
   SchemaTable,
+  StatementInfo,
   StreamOptions,
   TestResult,
 } from './engine.ts';
+import type { ReadAccess } from './engine.ts';
 import { lazy } from '../lazy.ts';
+import type { PostgresCatalog } from '../sql/read-policy.ts';
 
 const LOADERS: Record<EngineName, () => Promise<EngineFactory>> = {
   postgres: lazy(async () => (await import('./postgres.ts')).createPostgresEngine),
@@ -91,6 +94,33 @@ class LazyEngine implements Engine {
 
   async listTables(schema?: string): Promise<SchemaTable[]> {
     return (await this.adapter()).listTables(schema);
+  }
+
+  // Not async, like execute(): every PostgreSQL read asks for the catalog.
+  readCatalog(missed?: boolean): Promise<PostgresCatalog | undefined> {
+    return this.engine
+      ? (this.engine.readCatalog?.(missed) ?? Promise.resolve(undefined))
+      : this.adapter().then((engine) => engine.readCatalog?.(missed));
+  }
+
+  invalidateCatalog(): void {
+    this.engine?.invalidateCatalog?.();
+  }
+
+  async storedFunctionNames(): Promise<ReadonlySet<string>> {
+    const engine = this.engine ?? (await this.adapter());
+    return engine.storedFunctionNames ? engine.storedFunctionNames() : new Set<string>();
+  }
+
+  async inspect(sql: string): Promise<StatementInfo> {
+    const engine = this.engine ?? (await this.adapter());
+    return engine.inspect ? engine.inspect(sql) : { readOnly: null };
+  }
+
+  async readAccess(): Promise<ReadAccess> {
+    const engine = this.engine ?? (await this.adapter());
+    if (!engine.readAccess) throw new Error(`${this.name} cannot audit its privileges`);
+    return engine.readAccess();
   }
 
   async close(): Promise<void> {

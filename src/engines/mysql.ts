@@ -10,10 +10,12 @@
 import mysql from 'mysql2';
 import type { PoolConnection, PoolOptions } from 'mysql2';
 import { ConnectionFailedError, QueryTimeoutError, type DbqError } from '../errors.ts';
-import type { Engine, EngineConfig, ExecuteOptions, ExecuteResult, RowStream, SchemaTable, StreamOptions, TestResult } from './engine.ts';
+import type { Engine, EngineConfig, ExecuteOptions, ExecuteResult, RowStream, SchemaTable, StatementInfo, StreamOptions, TestResult } from './engine.ts';
 import { STATEMENT_TIMEOUT_ERRNOS, classifyMysqlConnectError, classifyMysqlError, errnoOf } from './mysql-errors.ts';
 import { COLUMNS_SQL, FOREIGN_KEYS_SQL, TABLES_SQL, assembleTables } from './mysql-introspect.ts';
 import { execute, query, runStatement } from './mysql-statement.ts';
+import { readMysqlAccess } from './mysql-privileges.ts';
+import type { ReadAccess } from './engine.ts';
 import { openStatementStream } from './mysql-stream.ts';
 import { closePooledEngine } from './pool-close.ts';
 import { Slots } from './slots.ts';
@@ -26,6 +28,12 @@ const RESET_TIMEOUT_MS = 5_000;
 const CATALOG_TIMEOUT_MS = 15_000;
 
 type Flavour = 'mariadb' | 'mysql';
+
+/** How long the list of stored function names is trusted before a background refresh. */
+const STORED_FUNCTIONS_MS = 5_000;
+
+/** "Cannot execute statement in a READ ONLY transaction." */
+const ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION = 1792;
 
 export interface MysqlSession {
   conn: PoolConnection;
@@ -63,6 +71,8 @@ class MysqlEngine implements Engine {
   private readonly broken = new WeakSet<PoolConnection>();
   private pool: mysql.Pool | null = null;
   private flavour: Flavour | null = null;
+  private storedFunctions: { names: ReadonlySet<string>; at: number } | null = null;
+  private loadingStoredFunctions: Promise<ReadonlySet<string>> | null = null;
   private closing: Promise<void> | null = null;
 
   constructor(config: EngineConfig) {
@@ -95,6 +105,30 @@ class MysqlEngine implements Engine {
     } catch (err) {
       await session.end();
       throw this.classify(err, session);
+    }
+  }
+
+  /** COM_STMT_PREPARE inside START TRANSACTION READ ONLY: MariaDB refuses even to prepare a
+   * write there (ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION), so a statement that prepares is
+   * one it will run as a read; MySQL prepares writes too, so a success there says nothing. */
+  async inspect(sql: string): Promise<StatementInfo> {
+    const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
+    try {
+      await session.watch.run(
+        new Promise<void>((resolve, reject) =>
+          session.conn.prepare(sql, (err, statement) => {
+            if (err) return reject(err);
+            statement.close();
+            resolve();
+          }),
+        ),
+      );
+      return { readOnly: this.flavour === 'mariadb' ? true : null };
+    } catch (err) {
+      if (errnoOf(err) === ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION) return { readOnly: false };
+      throw this.classify(err, session);
+    } finally {
+      session.release();
     }
   }
 
@@ -141,6 +175,44 @@ class MysqlEngine implements Engine {
     } finally {
       clearTimeout(timer);
       conn?.end(() => {});
+    }
+  }
+
+  /** Names of stored and loadable functions the login can see, lower-case, kept
+   * STORED_FUNCTIONS_MS and refreshed in the background: a name built in on another server or
+   * version is free for one of these here, and the guard must not take it for the built-in. */
+  storedFunctionNames(): Promise<ReadonlySet<string>> {
+    const cached = this.storedFunctions;
+    if (cached && Date.now() - cached.at < STORED_FUNCTIONS_MS) return Promise.resolve(cached.names);
+    const load = (this.loadingStoredFunctions ??= this.readStoredFunctionNames().finally(() => {
+      this.loadingStoredFunctions = null;
+    }));
+    // Stale but present: decide with it now, fresh names serve the next statement.
+    if (cached) {
+      load.catch(() => {});
+      return Promise.resolve(cached.names);
+    }
+    return load;
+  }
+
+  private async readStoredFunctionNames(): Promise<ReadonlySet<string>> {
+    const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
+    try {
+      const names = new Set<string>();
+      const routines = await session.watch.run(
+        execute(session.conn, "SELECT LOWER(ROUTINE_NAME) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION'", []),
+      );
+      for (const row of routines) names.add(String(row[0]));
+      // Loadable functions (CREATE FUNCTION … SONAME) are global; mysql.func is readable only
+      // with privileges on the mysql schema, so a reader login may not see them.
+      const loadable = await session.watch.run(execute(session.conn, 'SELECT LOWER(name) FROM mysql.func', [])).catch(() => []);
+      for (const row of loadable) names.add(String(row[0]));
+      this.storedFunctions = { names, at: Date.now() };
+      return names;
+    } catch (err) {
+      throw this.classify(err, session);
+    } finally {
+      session.release();
     }
   }
 
@@ -355,6 +427,19 @@ class MysqlEngine implements Engine {
         else resolve();
       });
     });
+  }
+
+  /** The privilege audit of this engine's account, on a side connection: it takes no pool slot. */
+  async readAccess(): Promise<ReadAccess> {
+    const conn = mysql.createConnection(this.connectionOptions());
+    conn.on('error', () => {});
+    try {
+      return await readMysqlAccess(async (whom) => ((await query(conn, `SHOW GRANTS FOR ${whom}`)) as unknown[][]).map((row) => String(row[0])));
+    } catch (err) {
+      throw classifyMysqlError(err, this.config.password);
+    } finally {
+      conn.end(() => {});
+    }
   }
 }
 

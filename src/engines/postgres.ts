@@ -33,8 +33,12 @@ import {
   type RawRow,
 } from './postgres-cursor.ts';
 import { PipelinedStatement, type Step } from './postgres-batch.ts';
+import { CatalogCache } from './postgres-catalog.ts';
+import type { PostgresCatalog } from '../sql/read-policy.ts';
 import { closePooledEngine } from './pool-close.ts';
 import { readTables } from './postgres-introspect.ts';
+import { readPostgresAccess } from './postgres-privileges.ts';
+import type { ReadAccess } from './engine.ts';
 import { PostgresTypes } from './postgres-types.ts';
 import type { PgType } from './postgres-values.ts';
 import { createRowIterable } from './row-stream.ts';
@@ -50,20 +54,26 @@ const SESSION_OPTIONS =
   '-c TimeZone=UTC -c DateStyle=ISO,MDY -c IntervalStyle=postgres -c bytea_output=hex -c extra_float_digits=1 ' +
   `-c statement_timeout=${DEFAULT_STATEMENT_TIMEOUT_MS}`;
 
+// setseed() state lives in the backend and survives ROLLBACK and DISCARD ALL: a statement that
+// seeded the PRNG would make the next request's random() predictable on the same pooled
+// backend. Every hand-back reseeds it from pg_strong_random (gen_random_uuid, PostgreSQL 13+),
+// never from random() itself, whose sequence the seeder would know.
+const RESEED = "setseed(('x' || substr(gen_random_uuid()::text, 1, 8))::bit(32)::int / 2147483648.0)";
+
 /** DISCARD ALL cannot run inside a transaction block, not even after ROLLBACK in the same
- * simple query; its documented equivalent can, saving a round trip after every read. */
+ * simple query; its documented equivalent can, saving a round trip, and takes the reseed. */
 const ROLLBACK_AND_DISCARD =
   'ROLLBACK; CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; DEALLOCATE ALL; UNLISTEN *; ' +
-  'SELECT pg_advisory_unlock_all(); DISCARD PLANS; DISCARD TEMP; DISCARD SEQUENCES';
+  `SELECT pg_advisory_unlock_all(), ${RESEED}; DISCARD PLANS; DISCARD TEMP; DISCARD SEQUENCES`;
 
 // The fixed statements of every read, prepared once per connection (named, so the server
 // neither parses nor plans them again). A reset (DISCARD ALL, DEALLOCATE ALL) drops them, and
 // the engine forgets a connection's prepared state whenever it resets one.
 const BEGIN_READ_ONLY: Step = { name: 'dbq_begin_read_only', text: 'BEGIN READ ONLY' };
-// Advisory locks are session-level and survive ROLLBACK; a user-defined function could have
-// taken one. Releasing them in the pipeline leaves nothing to reset afterwards.
+// Advisory locks and the PRNG seed are session-level and survive ROLLBACK; a user-defined
+// function could have set either. Releasing them in the pipeline leaves nothing to reset.
 const READ_TEARDOWN: readonly Step[] = [
-  { name: 'dbq_advisory_unlock_all', text: 'SELECT pg_advisory_unlock_all()' },
+  { name: 'dbq_unlock_reseed', text: `SELECT pg_advisory_unlock_all(), ${RESEED}` },
   { name: 'dbq_rollback', text: 'ROLLBACK' },
 ];
 
@@ -111,10 +121,30 @@ class PostgresEngine implements Engine {
   private readonly prepared = new WeakSet<pg.ClientBase>();
   private pool: pg.Pool | null = null;
   private closing: Promise<void> | null = null;
+  private readonly catalog = new CatalogCache((work) => this.withCatalogSession(work));
 
   constructor(config: EngineConfig) {
     this.config = config;
     this.slots = new Slots(config.maxConnections);
+  }
+
+  readCatalog(missed?: boolean): Promise<PostgresCatalog | undefined> {
+    return missed ? this.catalog.reloadForMiss() : this.catalog.get();
+  }
+
+  invalidateCatalog(): void {
+    this.catalog.invalidate();
+  }
+
+  private async withCatalogSession(work: (query: (text: string) => Promise<{ rows: Record<string, unknown>[] }>) => Promise<unknown>): Promise<unknown> {
+    const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
+    try {
+      return await session.watch.run(work((text) => session.client.query(text)));
+    } catch (err) {
+      throw this.classify(err, session);
+    } finally {
+      session.release();
+    }
   }
 
   async execute(opts: ExecuteOptions): Promise<ExecuteResult> {
@@ -445,7 +475,8 @@ class PostgresEngine implements Engine {
     // Reset or destroyed from here on: either way the named read statements are gone.
     this.prepared.delete(client);
     if (!destroy) {
-      const reset = client.getTransactionStatus() === 'I' ? 'DISCARD ALL' : ROLLBACK_AND_DISCARD;
+      // The DISCARD ALL equivalent in every state: DISCARD ALL itself would leave the seed.
+      const reset = ROLLBACK_AND_DISCARD;
       let timer: NodeJS.Timeout | undefined;
       try {
         await Promise.race([
@@ -484,6 +515,15 @@ class PostgresEngine implements Engine {
       return await work(client);
     } finally {
       client.end().catch(() => {});
+    }
+  }
+
+  /** The privilege audit of this engine's login, on a side connection: it takes no pool slot. */
+  async readAccess(): Promise<ReadAccess> {
+    try {
+      return await this.withSideClient((c) => readPostgresAccess(async (text) => (await c.query<Record<string, unknown>>(text)).rows));
+    } catch (err) {
+      throw classifyPostgresError(err, this.config.password);
     }
   }
 }

@@ -171,8 +171,8 @@ const handlers = {
 
   validate({ sql }) {
     // prepare() compiles against the schema without running anything; one statement only.
-    open(true).prepare(sql);
-    return null;
+    // SQLite itself says whether the statement writes (sqlite3_stmt_readonly).
+    return { readonly: open(true).prepare(sql).readonly };
   },
 
   listTables() {

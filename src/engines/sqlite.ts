@@ -18,9 +18,11 @@ import type {
   ExecuteResult,
   RowStream,
   SchemaTable,
+  StatementInfo,
   StreamOptions,
   TestResult,
 } from './engine.ts';
+import type { ReadAccess } from './engine.ts';
 import { createRowIterable } from './row-stream.ts';
 import { RunnerError, SqliteChild } from './sqlite-children.ts';
 import { Slots } from './slots.ts';
@@ -161,9 +163,15 @@ class SqliteEngine implements Engine {
   }
 
   async validate(sql: string): Promise<void> {
+    await this.inspect(sql);
+  }
+
+  /** The statement compiled on the read-only handle: SQLite's own sqlite3_stmt_readonly. */
+  async inspect(sql: string): Promise<StatementInfo> {
     const session = await this.open({ timeoutMs: CATALOG_TIMEOUT_MS });
     try {
-      await session.watch.run(session.child.call('validate', { sql }));
+      const info = await session.watch.run(session.child.call<{ readonly: boolean }>('validate', { sql }));
+      return { readOnly: info.readonly };
     } catch (err) {
       throw this.classify(err, session);
     } finally {
@@ -287,6 +295,12 @@ class SqliteEngine implements Engine {
   private classify(err: unknown, session: Session): DbqError {
     if (session.watch.reason) return session.watch.error();
     return classifySqliteError(err);
+  }
+
+  /** SQLite has no logins: a read runs on a handle opened read-only with PRAGMA query_only, so
+   * what reads can do is fixed whoever asks. */
+  async readAccess(): Promise<ReadAccess> {
+    return { level: 'read_only', findings: [] };
   }
 }
 

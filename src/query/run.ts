@@ -15,12 +15,13 @@ import {
   InsufficientPermissionsError,
   InvalidRequestError,
   QueryCanceledError,
+  QueryFailedError,
   QueryTimeoutError,
 } from '../errors.ts';
 import { writeHistory, type HistorySource, type HistoryStatus } from '../history/history.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
-import { classifyStatement } from '../sql/guard.ts';
+import { decideStatement } from './decide.ts';
 import type { Verdict } from '../sql/verdict.ts';
 import type { ConnectionRow } from '../store/schema.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
@@ -140,7 +141,9 @@ export async function prepareQuery(
   }
   const row = await lookup;
   const started = performance.now();
-  const verdict = await classifyStatement(row.engine, input.sql);
+  // Decided on the read engine: its catalog, its compiler, the reader login when there is one.
+  const reader = svc.pools.forRead(row);
+  const verdict = await decideStatement(reader, input.sql);
   const q: QueryIdentity = {
     queryId: opts.queryId ?? newId('q'),
     principal,
@@ -156,6 +159,12 @@ export async function prepareQuery(
     await recordHistory(svc, q, 'rejected', { error: err.message });
     throw err;
   }
+  if (verdict.kind === 'invalid') {
+    // Not valid SQL for the engine: the same 422 the database would give, for every role.
+    const err = new QueryFailedError(verdict.reason ?? 'syntax error', verdict.details);
+    await recordHistory(svc, q, 'failed', { error: err.message });
+    throw err;
+  }
   if (verdict.kind === 'write') {
     const reason =
       principal.user.role !== 'admin'
@@ -166,12 +175,17 @@ export async function prepareQuery(
             ? 'only read statements may run here'
             : null;
     if (reason) {
-      const err = new InsufficientPermissionsError({ reason, statementType: verdict.statementType });
+      const err = new InsufficientPermissionsError({
+        reason,
+        statementType: verdict.statementType,
+        ...(verdict.reason === undefined ? {} : { why: verdict.reason }),
+        ...verdict.details,
+      });
       await recordHistory(svc, q, 'rejected', { error: `${err.message}: ${reason}` });
       throw err;
     }
   }
-  return { ...q, engine: svc.pools.get(row), readOnly: verdict.kind === 'read' };
+  return { ...q, engine: verdict.kind === 'read' ? reader : svc.pools.get(row), readOnly: verdict.kind === 'read' };
 }
 
 /** How a caller can stop a statement: a signal to follow, or a controller of its own. */
@@ -194,9 +208,16 @@ export function trackRunning(svc: Services, q: PreparedQuery, controller: StopCo
   });
 }
 
-/** After a write ran: schema caches and the like hear about it. */
+/** Writes that cannot change what a function, view or policy is (the catalog the read
+ * allowlist is decided from); anything else (CREATE, ALTER, DROP, DO, CALL, …) may. */
+const CATALOG_NEUTRAL = new Set(['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'MERGE', 'COPY', 'TRUNCATE', 'VACUUM', 'ANALYZE', 'SET', 'RESET', 'SHOW', 'EXPLAIN']);
+
+/** After a write ran: schema caches and the like hear about it; DDL through dbq reloads the
+ * connection's catalog at the next read instead of waiting for the change check. */
 export function announceWrite(svc: Services, q: PreparedQuery): void {
-  if (q.verdict.kind === 'write') for (const listener of svc.onWrite) listener(q.connection.id);
+  if (q.verdict.kind !== 'write') return;
+  for (const listener of svc.onWrite) listener(q.connection.id);
+  if (!CATALOG_NEUTRAL.has(q.verdict.statementType)) svc.pools.forRead(q.connection).invalidateCatalog?.();
 }
 
 export async function runQuery(svc: Services, principal: Principal, input: QueryInput, opts: RunOptions): Promise<QueryResult> {

@@ -5,15 +5,17 @@
 // server, a comment to the parser) and strings whose end depends on NO_BACKSLASH_ESCAPES.
 // See guard.ts for what no guard can stop.
 import type { Verdict } from './verdict.ts';
+import { MYSQL_FUNCTIONS, MYSQL_PAREN_KEYWORDS } from './allowlist-mysql.ts';
+import type { Token } from './call-gate.ts';
 import { COMMON_WRITE_KEYWORDS, classifyWithNodeSql, type NodeSqlDialect } from './node-sql-guard.ts';
 import { readVerdict } from './verdict-builders.ts';
 
 const IDENTIFIER = String.raw`(?:\x60[^\x60]*\x60|"[^"]*"|[\w$]+)`;
 
-/** SHOW … LIKE '…' and friends the parser does not know. Without parentheses there can be no
- * function call, and without WHERE no expression, so nothing but the listing itself runs. */
-const SIMPLE_SHOW = /^\s*SHOW\s[\s\w$.,=\x60'"%-]*$/i;
-const SHOW_WHERE = /\bWHERE\b/i;
+/** SHOW … LIKE '…' / WHERE col = '…' and friends the parser does not know. Without
+ * parentheses there can be no function call or subquery (`:=` is refused before), so nothing
+ * but the listing and a comparison runs. */
+const SIMPLE_SHOW = /^\s*SHOW\s[\s\w$.,=<>!\x60'"%-]*$/i;
 
 /** `DESCRIBE t`, `DESC db.t col`, `EXPLAIN t` (a synonym): names only. */
 const SIMPLE_DESCRIBE = new RegExp(
@@ -34,13 +36,33 @@ const MYSQL_WRITE_KEYWORDS = new Set([
   'BINLOG', 'CACHE', 'SIGNAL', 'RESIGNAL', 'GET', 'HELP', 'BACKUP', 'STOP',
 ]);
 
-/** `@x := …` assigns a session variable from inside a SELECT, in whatever clause. */
+/** `@x := …` assigns a session variable from inside a SELECT, in whatever clause; MariaDB's
+ * `NEXT VALUE FOR s` advances a sequence with no parenthesis for the call gate to see. */
 function findAssignment(text: string): string | undefined {
-  return text.includes(':=') ? 'User variable assignment (:=) is not allowed in a read' : undefined;
+  if (text.includes(':=')) return 'User variable assignment (:=) is not allowed in a read';
+  if (/\bNEXT\s+VALUE\s+FOR\b/i.test(text)) return 'NEXT VALUE FOR advances a sequence; not a read';
+  return undefined;
+}
+
+/** Keywords that take a parenthesis in one place only; anywhere else the same unquoted name
+ * calls a stored function of that name on MariaDB. */
+function isMysqlContextKeyword(tokens: readonly Token[], index: number, openCalls: readonly string[]): boolean {
+  const name = tokens[index].value;
+  const before = tokens[index - 1];
+  if (name === 'columns') return openCalls.includes('json_table');
+  if (name === 'of') return before?.kind === 'word' && before.value === 'member';
+  if (name === 'against' && before?.kind === 'punct' && before.value === ')') {
+    for (let i = index - 2, depth = 1; i >= 0; i--) {
+      if (tokens[i].kind !== 'punct') continue;
+      if (tokens[i].value === ')') depth++;
+      else if (tokens[i].value === '(' && --depth === 0) return tokens[i - 1]?.value === 'match';
+    }
+  }
+  return false;
 }
 
 function classifyUnparsedMysql(text: string): Verdict | undefined {
-  if (SIMPLE_SHOW.test(text) && !SHOW_WHERE.test(text)) return readVerdict('SHOW');
+  if (SIMPLE_SHOW.test(text)) return readVerdict('SHOW');
   if (SIMPLE_DESCRIBE.test(text)) return readVerdict('DESCRIBE');
   return undefined;
 }
@@ -50,6 +72,13 @@ const MYSQL_DIALECT: NodeSqlDialect = {
   databases: ['mysql', 'mariadb'],
   sanitize: {},
   explainPrefix: EXPLAIN_PREFIX,
+  calls: {
+    engine: 'MySQL/MariaDB',
+    functions: MYSQL_FUNCTIONS,
+    parenKeywords: MYSQL_PAREN_KEYWORDS,
+    quotedCallsAreStored: true,
+    contextKeywords: isMysqlContextKeyword,
+  },
   writeKeywords: MYSQL_WRITE_KEYWORDS,
   checkSanitized: findAssignment,
   classifyUnparsed: classifyUnparsedMysql,

@@ -1,8 +1,14 @@
 // Read-only guard for PostgreSQL: the server's own grammar via libpg-query (WASM), AST walked
 // whole. The caller (guard.ts) must have awaited libpg-query's loadModule() first.
+//
+// The structure is decided here (one SELECT, no INTO, no locking clause, no nested statement);
+// whether the names it calls are free of side effects is not: that depends on the connection's
+// own catalog (user functions, extensions, volatility labels), so a read carries every name
+// that can run code — calls, `(expr).name` / `alias.name` attribute notation, operators, cast
+// targets, relations (views run their query, tables their row-security policies) — and
+// src/query/decide.ts checks them against the connection's allowlist (src/sql/read-policy.ts).
 // See guard.ts for what no guard can stop.
-import { parseSync } from 'libpg-query';
-import { sideEffectFunctionReason } from './function-denylist.ts';
+import { parsePlPgSQLSync, parseSync } from 'libpg-query';
 import { countCodeSemicolons, findStatementShape, lexSql, type LexedSql } from './sql-lexer.ts';
 import type { Verdict } from './verdict.ts';
 import {
@@ -11,9 +17,11 @@ import {
   multipleStatementsVerdict,
   notAReadReason,
   readVerdict,
+  invalidVerdict,
   unparseableVerdict,
   writeVerdict,
 } from './verdict-builders.ts';
+import type { PostgresReferences } from './verdict.ts';
 
 type PgNode = Record<string, unknown>;
 
@@ -72,8 +80,8 @@ export function classifyPostgres(sql: string): Verdict {
   let statements: PgRawStatement[];
   try {
     statements = (parseSync(sql) as { stmts?: PgRawStatement[] }).stmts ?? [];
-  } catch {
-    return classifyUnparseable(lexed);
+  } catch (err) {
+    return classifyUnparseable(lexed, sql, err);
   }
   if (statements.length === 0) return emptyStatementVerdict();
   if (statements.length > 1 || hasEmptyStatements(sql, statements[0])) return multipleStatementsVerdict();
@@ -87,9 +95,22 @@ export function classifyPostgres(sql: string): Verdict {
 }
 
 /** The server would still run `SELECT 1; DROP …` if we call it a syntax error: reject what the
- * lexer sees as several statements, so no key can send it. */
-function classifyUnparseable(lexed: LexedSql): Verdict {
-  return findStatementShape(lexed).shape === 'multiple' ? multipleStatementsVerdict() : unparseableVerdict();
+ * lexer sees as several statements, so no key can send it. One statement that libpg-query (the
+ * server's own grammar) cannot parse is a syntax error: 422 with the server's wording. */
+function classifyUnparseable(lexed: LexedSql, sql: string, err: unknown): Verdict {
+  if (findStatementShape(lexed).shape === 'multiple') return multipleStatementsVerdict();
+  const details = isNode(err) && isNode(err.sqlDetails) ? err.sqlDetails : undefined;
+  const message = typeof details?.message === 'string' ? details.message : undefined;
+  if (message === undefined) return unparseableVerdict();
+  const offset = typeof details?.cursorPosition === 'number' ? details.cursorPosition : undefined;
+  // 42601 is syntax_error: what the server itself would answer.
+  return invalidVerdict(message, { sqlState: '42601', position: offset === undefined ? null : characterPosition(sql, offset) });
+}
+
+/** libpg-query reports a 0-based byte offset; PostgreSQL reports a 1-based character position. */
+function characterPosition(sql: string, byteOffset: number): number {
+  const bytes = new TextEncoder().encode(sql);
+  return new TextDecoder().decode(bytes.subarray(0, byteOffset)).length + 1;
 }
 
 /** libpg-query drops empty statements: `SELECT 1;;` and `;SELECT 1` come back as one. Its
@@ -113,49 +134,200 @@ function classifyStatementNode(node: PgNode): Verdict {
   }
   if (name === 'VariableShowStmt') return readVerdict('SHOW');
   if (name !== 'SelectStmt') return writeVerdict(type, notAReadReason(type));
-  const reason = findNonReadReason(fields);
-  return reason === undefined ? readVerdict('SELECT') : writeVerdict('SELECT', reason);
+  const refs = new ReferenceCollector();
+  const reason = findNonReadReason(fields, refs);
+  if (reason !== undefined) return writeVerdict('SELECT', reason);
+  return { ...readVerdict('SELECT'), references: refs.result() };
+}
+
+/** The names stored SELECTs refer to (a view's query, a policy as `SELECT <expr>`, a LANGUAGE
+ * sql body of one or more statements), for the catalog's own check; undefined when the text is
+ * anything but plain reads. */
+export function collectPostgresReferences(sql: string): PostgresReferences | undefined {
+  let statements: PgRawStatement[];
+  try {
+    statements = (parseSync(sql) as { stmts?: PgRawStatement[] }).stmts ?? [];
+  } catch {
+    return undefined;
+  }
+  if (statements.length === 0) return undefined;
+  const refs = new ReferenceCollector();
+  for (const statement of statements) {
+    const unwrapped = isNode(statement.stmt) ? unwrap(statement.stmt) : undefined;
+    if (unwrapped === undefined || unwrapped[0] !== 'SelectStmt') return undefined;
+    if (findNonReadReason(unwrapped[1], refs) !== undefined) return undefined;
+  }
+  return refs.result();
+}
+
+/** PL/pgSQL statements that run SQL text or anything but a read: a function holding one is
+ * not allowed in a read whatever its label. */
+const PLPGSQL_UNREADABLE = new Set([
+  'PLpgSQL_stmt_dynexecute', 'PLpgSQL_stmt_dynfors', 'PLpgSQL_stmt_call', 'PLpgSQL_stmt_commit',
+  'PLpgSQL_stmt_rollback',
+]);
+
+/** `x := expr`, `r.f[1] = expr` (parse mode 3): the expression after the target. */
+const PLPGSQL_ASSIGNMENT = /^\s*(?:[\w$]+|"(?:[^"]|"")*")(?:\s*(?:\.\s*(?:[\w$]+|"(?:[^"]|"")*")|\[[^\]]*\]))*\s*:?=/;
+
+/** The names a PL/pgSQL function's code refers to (`pg_get_functiondef` text): every embedded
+ * expression and query, read like a read. Undefined when it runs SQL text (EXECUTE), calls a
+ * procedure, or holds a statement that is not a read. */
+export function collectPlpgsqlReferences(definition: string): PostgresReferences | undefined {
+  let tree: unknown;
+  try {
+    tree = parsePlPgSQLSync(definition);
+  } catch {
+    return undefined;
+  }
+  const refs = new ReferenceCollector();
+  const visit = (node: unknown): boolean => {
+    if (Array.isArray(node)) return node.every(visit);
+    if (!isNode(node)) return true;
+    for (const [key, value] of Object.entries(node)) {
+      if (PLPGSQL_UNREADABLE.has(key)) return false;
+      if (key === 'PLpgSQL_stmt_open' && isNode(value) && value.dynquery !== undefined) return false;
+      if (key === 'PLpgSQL_expr') {
+        if (!collectPlpgsqlExpression(value, refs)) return false;
+        continue;
+      }
+      if (!visit(value)) return false;
+    }
+    return true;
+  };
+  return visit(tree) ? refs.result() : undefined;
+}
+
+function collectPlpgsqlExpression(expr: unknown, refs: ReferenceCollector): boolean {
+  if (!isNode(expr) || typeof expr.query !== 'string') return false;
+  let sql = expr.query;
+  // parseMode 0 is a whole statement; 2 an expression; 3 an assignment (target := expression).
+  if (expr.parseMode === 3) {
+    const target = PLPGSQL_ASSIGNMENT.exec(sql);
+    if (target === null) return false;
+    sql = `SELECT ${sql.slice(target[0].length)}`;
+  } else if (expr.parseMode !== undefined && expr.parseMode !== 0) {
+    sql = `SELECT ${sql}`;
+  }
+  let statements: PgRawStatement[];
+  try {
+    statements = (parseSync(sql) as { stmts?: PgRawStatement[] }).stmts ?? [];
+  } catch {
+    return false;
+  }
+  if (statements.length !== 1) return false;
+  const unwrapped = isNode(statements[0].stmt) ? unwrap(statements[0].stmt) : undefined;
+  return unwrapped !== undefined && unwrapped[0] === 'SelectStmt' && findNonReadReason(unwrapped[1], refs) === undefined;
+}
+
+/** Every name in a read that can make PostgreSQL run a function, deduplicated. */
+class ReferenceCollector {
+  readonly functions = new Set<string>();
+  readonly attributes = new Set<string>();
+  readonly operators = new Set<string>();
+  readonly types = new Set<string>();
+  readonly literalTypes = new Set<string>();
+  readonly relations = new Set<string>();
+
+  result(): PostgresReferences {
+    return {
+      functions: [...this.functions],
+      attributes: [...this.attributes],
+      operators: [...this.operators],
+      types: [...this.types],
+      literalTypes: [...this.literalTypes],
+      relations: [...this.relations],
+    };
+  }
 }
 
 /** Why a SELECT's tree is not a read: any nested statement other than SELECT (a data-modifying
- * CTE), INTO, a locking clause, or a call of a denied function, at any depth. */
-function findNonReadReason(node: unknown): string | undefined {
+ * CTE), INTO, a locking clause, or a call whose name cannot be read, at any depth. Names that
+ * run code are collected on the way for the catalog check. */
+function findNonReadReason(node: unknown, refs: ReferenceCollector): string | undefined {
   if (Array.isArray(node)) {
     for (const item of node) {
-      const reason = findNonReadReason(item);
+      const reason = findNonReadReason(item, refs);
       if (reason !== undefined) return reason;
     }
     return undefined;
   }
   if (!isNode(node)) return undefined;
   for (const [key, value] of Object.entries(node)) {
-    const reason = keyReason(key, value) ?? findNonReadReason(value);
+    const reason = keyReason(key, value, refs) ?? findNonReadReason(value, refs);
     if (reason !== undefined) return reason;
   }
   return undefined;
 }
 
-function keyReason(key: string, value: unknown): string | undefined {
-  if (key === 'FuncCall') return funcCallReason(value);
-  if (key === 'intoClause' && value) return 'SELECT … INTO creates a table; not a read';
-  if (key === 'lockingClause' && Array.isArray(value) && value.length > 0) {
-    return 'Locking clauses (FOR UPDATE / FOR SHARE …) are not reads';
+function keyReason(key: string, value: unknown, refs: ReferenceCollector): string | undefined {
+  switch (key) {
+    case 'FuncCall':
+      return collectName(isNode(value) ? value.funcname : undefined, refs.functions, 'Function call');
+    case 'A_Indirection':
+      // `(expr).name` is name(expr) when name is a one-argument function.
+      if (isNode(value) && Array.isArray(value.indirection)) collectStrings(value.indirection, refs.attributes);
+      return undefined;
+    case 'ColumnRef':
+      // `alias.name` is name(alias) when alias is a row and name a function of its type; any
+      // field after the first could be that name.
+      if (isNode(value) && Array.isArray(value.fields)) collectStrings(value.fields.slice(1), refs.attributes);
+      return undefined;
+    case 'A_Expr':
+      return collectOperator(value, refs);
+    case 'TypeCast': {
+      const literal = isNode(value) && isNode(value.arg) && isNode(value.arg.A_Const);
+      return collectName(isNode(value) && isNode(value.typeName) ? value.typeName.names : undefined, literal ? refs.literalTypes : refs.types, 'Cast');
+    }
+    case 'RangeVar':
+      if (isNode(value) && typeof value.relname === 'string') {
+        refs.relations.add(typeof value.schemaname === 'string' ? `${value.schemaname}.${value.relname}` : value.relname);
+      }
+      return undefined;
+    case 'intoClause':
+      return value ? 'SELECT … INTO creates a table; not a read' : undefined;
+    case 'lockingClause':
+      return Array.isArray(value) && value.length > 0 ? 'Locking clauses (FOR UPDATE / FOR SHARE …) are not reads' : undefined;
+    default:
+      if (key.endsWith('Stmt') && key !== 'SelectStmt') {
+        const type = statementType(key, isNode(value) ? value : {});
+        return `${type} inside a read (data-modifying CTE or similar) is not allowed`;
+      }
+      return undefined;
   }
-  if (key.endsWith('Stmt') && key !== 'SelectStmt') {
-    const type = statementType(key, isNode(value) ? value : {});
-    return `${type} inside a read (data-modifying CTE or similar) is not allowed`;
+}
+
+/** BETWEEN and friends name no operator of their own: they run >= and <=. */
+const BETWEEN_KINDS = new Set(['AEXPR_BETWEEN', 'AEXPR_NOT_BETWEEN', 'AEXPR_BETWEEN_SYM', 'AEXPR_NOT_BETWEEN_SYM']);
+
+function collectOperator(value: unknown, refs: ReferenceCollector): string | undefined {
+  if (!isNode(value)) return 'Operator could not be checked';
+  if (BETWEEN_KINDS.has(String(value.kind))) {
+    refs.operators.add('>=');
+    refs.operators.add('<=');
+    return undefined;
   }
+  return collectName(value.name, refs.operators, 'Operator');
+}
+
+/** Adds a possibly qualified name (`[{String:{sval}}…]`) as `a.b`; a name it cannot read
+ * could be anything: not a read. */
+function collectName(list: unknown, into: Set<string>, what: string): string | undefined {
+  const parts = Array.isArray(list) ? list.map(stringValue) : [];
+  if (parts.length === 0 || !parts.every((part): part is string => part !== undefined)) {
+    return `${what} could not be checked`;
+  }
+  into.add(parts.join('.'));
   return undefined;
 }
 
-function funcCallReason(value: unknown): string | undefined {
-  const funcname = isNode(value) ? value.funcname : undefined;
-  const parts = Array.isArray(funcname)
-    ? funcname.map((part: unknown) => (isNode(part) && isNode(part.String) ? part.String.sval : undefined))
-    : [];
-  // A call whose name we cannot read could be anything: deny.
-  if (parts.length === 0 || !parts.every((part): part is string => typeof part === 'string')) {
-    return 'Function call could not be checked';
+function collectStrings(list: unknown[], into: Set<string>): void {
+  for (const item of list) {
+    const value = stringValue(item);
+    if (value !== undefined) into.add(value);
   }
-  return sideEffectFunctionReason('postgres', parts);
+}
+
+function stringValue(node: unknown): string | undefined {
+  return isNode(node) && isNode(node.String) && typeof node.String.sval === 'string' ? node.String.sval : undefined;
 }

@@ -4,6 +4,7 @@
 // string; the parser therefore only ever sees string bodies of zeros. `#` is a parameter
 // prefix to SQLite and a comment to the parser: refused. See guard.ts for what no guard stops.
 import type { Verdict } from './verdict.ts';
+import { SQLITE_FUNCTIONS, SQLITE_PAREN_KEYWORDS } from './allowlist-sqlite.ts';
 import { COMMON_WRITE_KEYWORDS, classifyWithNodeSql, leadingKeyword, type NodeSqlDialect } from './node-sql-guard.ts';
 import { readVerdict, writeVerdict } from './verdict-builders.ts';
 
@@ -46,6 +47,7 @@ const SQLITE_DIALECT: NodeSqlDialect = {
   databases: ['sqlite'],
   sanitize: { rewriteCode: rewriteNumberedParameters, rewriteIdentifier: rewriteBracketIdentifier },
   explainPrefix: EXPLAIN_PREFIX,
+  calls: { engine: 'SQLite', functions: SQLITE_FUNCTIONS, parenKeywords: SQLITE_PAREN_KEYWORDS, tableFunctionPrefix: 'pragma_' },
   writeKeywords: SQLITE_WRITE_KEYWORDS,
   classifyUnparsed: classifyPragma,
 };

@@ -1,22 +1,22 @@
-// Entry point of the read-only guard: picks the dialect's parser-based classifier.
+// Entry point of the read-only guard's pure part: picks the dialect's parser-based classifier.
 // guard-postgres.ts uses libpg-query (the server's own grammar); guard-mysql.ts and
 // guard-sqlite.ts use node-sql-parser on text sanitized by an engine-faithful lexer, plus
-// explicit rules. Deny by default: what cannot be parsed is not a read; an exception anywhere
-// in classification is not a read either.
+// explicit rules and the function allowlist on the text (call-gate.ts). Allow what is known
+// to be a read, refuse the rest: an exception anywhere in classification is not a read.
+// src/query/decide.ts completes the decision with what needs the connection (PostgreSQL's
+// catalog, the engine compiling text the parser could not read).
 //
 // What the guard cannot stop, and why every read also runs inside the engine's read-only mode
-// (BEGIN READ ONLY / START TRANSACTION READ ONLY / query_only):
-// - Side effects behind a name it cannot see: user-defined functions and procedures (PL/pgSQL,
-//   MySQL stored functions, functions an application registers on SQLite), wrappers around
-//   denied functions, views and rules that call them, user-defined operators and casts,
-//   PostgreSQL attribute notation (`row.func` calls func(row)), extension functions not on the
-//   denylist in function-denylist.ts.
+// (BEGIN READ ONLY / START TRANSACTION READ ONLY / query_only), ideally as a reader role that
+// has no power to write (docs/security.md):
+// - A function whose catalog label lies: a user's function marked STABLE that calls
+//   pg_terminate_backend is allowed by PostgreSQL's own promise; MySQL views and SQLite views
+//   run their definitions out of sight (MySQL stored functions inside them included).
 // - Resource use: cross joins, generate_series(1, 1e12), runaway recursive CTEs, regex blowups,
 //   huge sorts spilling to temp files. Statement timeouts and row limits handle those.
 // - What a read may see: any row the connection's database role can read.
 // - Server settings it cannot observe: MySQL sql_mode (NO_BACKSLASH_ESCAPES, ANSI_QUOTES) is
 //   handled by refusing text that reads differently under them, not by knowing the mode.
-// - Grammar drift: syntax newer than the parsers is unparseable, hence not a read.
 import type { EngineName } from '../engines/engine.ts';
 import { loadModule } from 'libpg-query';
 import { classifyMysql } from './guard-mysql.ts';

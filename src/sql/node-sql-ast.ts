@@ -1,8 +1,9 @@
-// Reading node-sql-parser ASTs (MySQL/MariaDB and SQLite). The tree is walked whole: a side
-// effect hides as easily in ORDER BY, a LATERAL subquery or a CASE branch as in the select list.
+// Reading node-sql-parser ASTs (MySQL/MariaDB and SQLite) for a statement's structure: one
+// SELECT, no INTO, no locking clause, no statement nested in it. The tree is walked whole: a
+// write hides as easily in ORDER BY, a LATERAL subquery or a CASE branch as in the select
+// list. Function calls are not judged here but on the text (call-gate.ts), where a call the
+// parser misreads cannot hide.
 import { createRequire } from 'node:module';
-import type { EngineName } from '../engines/engine.ts';
-import { sideEffectFunctionReason } from './function-denylist.ts';
 import type { Verdict } from './verdict.ts';
 import { notAReadReason, readVerdict, writeVerdict } from './verdict-builders.ts';
 
@@ -72,47 +73,46 @@ function transactionKeyword(ast: AstNode): string {
   return typeof action === 'string' ? action.toUpperCase() : 'TRANSACTION';
 }
 
-export function classifyAst(ast: AstNode, engine: EngineName): Verdict {
+export function classifyAst(ast: AstNode): Verdict {
   const statementType = statementTypeOf(ast);
-  if (ast.type === 'explain') return classifyExplainAst(ast, engine);
+  if (ast.type === 'explain') return classifyExplainAst(ast);
   if (ast.type !== 'select' && ast.type !== 'show' && ast.type !== 'desc') {
     return writeVerdict(statementType, notAReadReason(statementType));
   }
-  const reason = findNonReadReason(ast, engine);
+  const reason = findNonReadReason(ast);
   return reason === undefined ? readVerdict(statementType) : writeVerdict(statementType, reason);
 }
 
-function classifyExplainAst(ast: AstNode, engine: EngineName): Verdict {
+function classifyExplainAst(ast: AstNode): Verdict {
   const inner = isNode(ast.expr) ? ast.expr : undefined;
   if (inner === undefined || inner.type !== 'select') {
     return writeVerdict('EXPLAIN', 'EXPLAIN of a statement that is not a read');
   }
-  const reason = findNonReadReason(inner, engine);
+  const reason = findNonReadReason(inner);
   return reason === undefined ? readVerdict('EXPLAIN') : writeVerdict('EXPLAIN', reason);
 }
 
 /** Why the tree below a read candidate is not a read, or undefined when nothing was found. */
-export function findNonReadReason(node: unknown, engine: EngineName): string | undefined {
+export function findNonReadReason(node: unknown): string | undefined {
   if (Array.isArray(node)) {
     for (const item of node) {
-      const reason = findNonReadReason(item, engine);
+      const reason = findNonReadReason(item);
       if (reason !== undefined) return reason;
     }
     return undefined;
   }
   if (!isNode(node)) return undefined;
-  const reason = nodeReason(node, engine);
+  const reason = nodeReason(node);
   if (reason !== undefined) return reason;
   for (const value of Object.values(node)) {
-    const nested = findNonReadReason(value, engine);
+    const nested = findNonReadReason(value);
     if (nested !== undefined) return nested;
   }
   return undefined;
 }
 
-function nodeReason(node: AstNode, engine: EngineName): string | undefined {
+function nodeReason(node: AstNode): string | undefined {
   const type = node.type;
-  if (type === 'function' || type === 'aggr_func') return functionReason(node, engine);
   // `SELECT @x := …` writes session state; MySQL allows it anywhere an expression goes.
   if (type === 'assign') return 'User variable assignment (:=) is not allowed in a read';
   if (typeof type === 'string' && NESTED_WRITE_TYPES.has(type)) {
@@ -128,19 +128,4 @@ function nodeReason(node: AstNode, engine: EngineName): string | undefined {
 function hasSelectInto(into: unknown): boolean {
   if (!isNode(into)) return false;
   return Boolean(into.position || into.expr || into.keyword || into.type);
-}
-
-function functionReason(node: AstNode, engine: EngineName): string | undefined {
-  const parts = functionNameParts(node.name);
-  // A call whose name we cannot read could be anything: deny.
-  if (parts === undefined) return 'Function call could not be checked';
-  return sideEffectFunctionReason(engine, parts);
-}
-
-function functionNameParts(name: unknown): string[] | undefined {
-  if (typeof name === 'string') return [name];
-  if (!isNode(name) || !Array.isArray(name.name)) return undefined;
-  const parts = name.name.map((part: unknown) => (isNode(part) ? part.value : undefined));
-  if (parts.length === 0 || !parts.every((part): part is string => typeof part === 'string')) return undefined;
-  return parts;
 }

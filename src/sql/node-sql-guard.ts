@@ -2,6 +2,7 @@
 // refuse what the lexer finds dangerous, split statements, then parse a sanitized copy of the
 // one statement with node-sql-parser. The dialect files add their explicit rules as hooks.
 import type { EngineName } from '../engines/engine.ts';
+import { findWriteWord, scanCalls, type CallAllowlist } from './call-gate.ts';
 import { classifyAst, parseOneStatement, type NodeSqlDatabase } from './node-sql-ast.ts';
 import { findStatementShape, lexSql, sanitizeRange, type SanitizeOptions } from './sql-lexer.ts';
 import type { Verdict } from './verdict.ts';
@@ -10,6 +11,7 @@ import {
   explainVerdict,
   multipleStatementsVerdict,
   notAReadReason,
+  readVerdict,
   unparseableVerdict,
   writeVerdict,
 } from './verdict-builders.ts';
@@ -21,6 +23,8 @@ export interface NodeSqlDialect {
   sanitize: SanitizeOptions;
   /** Matches an EXPLAIN prefix the parser cannot read, followed by the explained statement. */
   explainPrefix: RegExp;
+  /** Every `name(` in a read must be one of these (call-gate.ts). */
+  calls: CallAllowlist;
   /** Statement keywords that are never reads, recognised even when the parser cannot parse them. */
   writeKeywords: ReadonlySet<string>;
   /** Lexical rules on the sanitized statement, checked before parsing. */
@@ -46,19 +50,40 @@ function classifySanitized(text: string, dialect: NodeSqlDialect): Verdict {
   const keyword = leadingKeyword(text);
   const lexicalReason = dialect.checkSanitized?.(text);
   if (lexicalReason !== undefined) return writeVerdict(keyword ?? 'UNKNOWN', lexicalReason);
+  // PRAGMA has its own exact rules (classifyUnparsed); `table_info(t)` there is no call.
+  const calls = keyword === 'PRAGMA' ? { calls: [] } : scanCalls(text, dialect.calls);
+  if (calls.disallowed !== undefined) {
+    return { ...writeVerdict(keyword ?? 'UNKNOWN', calls.disallowed.reason), details: { function: calls.disallowed.name } };
+  }
+  const verdict = classifyCalled(text, keyword, dialect);
+  // MySQL: a name built in on another server or version is free for a stored function here.
+  return verdict.kind === 'read' && dialect.calls.quotedCallsAreStored && calls.calls.length > 0 ? { ...verdict, calledFunctions: calls.calls } : verdict;
+}
+
+function classifyCalled(text: string, keyword: string | undefined, dialect: NodeSqlDialect): Verdict {
   const explained = dialect.explainPrefix.exec(text);
   if (explained !== null) {
     return explainVerdict(classifySanitized(text.slice(explained[0].length), dialect));
   }
   const ast = parseOneStatement(text, dialect.databases);
-  if (ast !== undefined) return classifyAst(ast, dialect.engine);
+  if (ast !== undefined) return classifyAst(ast);
   const explicit = dialect.classifyUnparsed?.(text);
   if (explicit !== undefined) return explicit;
   if (keyword !== undefined && dialect.writeKeywords.has(keyword)) {
     return writeVerdict(keyword, notAReadReason(keyword));
   }
-  return unparseableVerdict();
+  // Valid SQL the JavaScript parser does not know (window frames, FILTER, JSON_TABLE, …) or a
+  // typo: the engine compiles it without running it (src/query/decide.ts). It can only be a
+  // read when it starts as one and no word of a write stands anywhere in it; every call in it
+  // already passed the allowlist above, and the engine's read-only mode runs it.
+  const writeWord = findWriteWord(text);
+  if (keyword !== undefined && READ_KEYWORDS.has(keyword) && writeWord === undefined) {
+    return { ...readVerdict('SELECT'), askEngine: true };
+  }
+  return { ...unparseableVerdict(), askEngine: true };
 }
+
+const READ_KEYWORDS = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE']);
 
 /** The first word of the statement, upper-cased, skipping opening parentheses. */
 export function leadingKeyword(text: string): string | undefined {

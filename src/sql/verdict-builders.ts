@@ -31,7 +31,19 @@ export function notAReadReason(statementType: string): string {
 
 /** An EXPLAIN takes its kind from the statement it explains. */
 export function explainVerdict(inner: Verdict): Verdict {
-  if (inner.kind === 'read') return readVerdict('EXPLAIN');
+  // EXPLAIN plans, and planning folds IMMUTABLE calls with constant arguments (EXPLAIN ANALYZE
+  // runs everything): the explained statement's names are checked as its own.
+  if (inner.kind === 'read') return { ...inner, statementType: 'EXPLAIN' };
   if (inner.kind === 'rejected') return inner;
   return writeVerdict('EXPLAIN', `EXPLAIN of a statement that is not a read: ${inner.reason ?? inner.statementType}`);
+}
+
+/** Text the engine cannot compile: 422 with the engine's own message, for every role. */
+export function invalidVerdict(message: string, details: Readonly<Record<string, unknown>>): Verdict {
+  return { kind: 'invalid', statementType: 'UNKNOWN', reason: message, details };
+}
+
+/** A read that calls something not known to be free of side effects. */
+export function refusedNameVerdict(statementType: string, what: string, name: string, why: string): Verdict {
+  return { kind: 'write', statementType, reason: `${what} ${name} ${why}`, details: { [what.toLowerCase()]: name } };
 }
