@@ -3,7 +3,7 @@
 // CPU µs per statement (process.cpuUsage over the run), 16 concurrent, against PostgreSQL:
 //   pg pool           — pool.query, the raw driver (the baseline)
 //   read pipeline     — the statement alone, then inside dbq's read-only pipeline (BEGIN READ
-//                       ONLY, statement, advisory unlock, ROLLBACK; named statements), on the
+//                       ONLY, statement, advisory unlock + reseed, ROLLBACK; named statements), on the
 //                       same pg connections: what the read-only mode costs the client
 //   runQuery          — dbq's whole core path: key and connection look-ups, guard, permission,
 //                       timeout and cancel, running registry, the engine, the history entry
@@ -19,6 +19,7 @@ import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createConnection, getConnectionRow } from '../src/connections/connections.ts';
 import { PipelinedStatement, type Step } from '../src/engines/postgres-batch.ts';
+import { RESEED } from '../src/engines/postgres.ts';
 import { TEXT_TYPES } from '../src/engines/postgres-cursor.ts';
 import { writeHistory } from '../src/history/history.ts';
 import { createLogger } from '../src/logger.ts';
@@ -76,7 +77,8 @@ async function main(): Promise<void> {
     const pipeline = (sql: string, readOnly: boolean) => {
       const tag = `bench_${variant++}`;
       const setup: Step[] = readOnly ? [{ name: `${tag}_begin`, text: 'BEGIN READ ONLY' }] : [];
-      const teardown: Step[] = readOnly ? [{ name: `${tag}_unlock`, text: 'SELECT pg_advisory_unlock_all()' }, { name: `${tag}_rollback`, text: 'ROLLBACK' }] : [];
+      // The same teardown as dbq's read pipeline: advisory unlock and PRNG reseed, ROLLBACK.
+      const teardown: Step[] = readOnly ? [{ name: `${tag}_unlock`, text: `SELECT pg_advisory_unlock_all(), ${RESEED}` }, { name: `${tag}_rollback`, text: 'ROLLBACK' }] : [];
       const prepared = new WeakSet<pg.PoolClient>();
       return async () => {
         const client = await raw.connect();

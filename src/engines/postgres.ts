@@ -58,7 +58,7 @@ const SESSION_OPTIONS =
 // seeded the PRNG would make the next request's random() predictable on the same pooled
 // backend. Every hand-back reseeds it from pg_strong_random (gen_random_uuid, PostgreSQL 13+),
 // never from random() itself, whose sequence the seeder would know.
-const RESEED = "setseed(('x' || substr(gen_random_uuid()::text, 1, 8))::bit(32)::int / 2147483648.0)";
+export const RESEED = "setseed(('x' || substr(gen_random_uuid()::text, 1, 8))::bit(32)::int / 2147483648.0)";
 
 /** DISCARD ALL cannot run inside a transaction block, not even after ROLLBACK in the same
  * simple query; its documented equivalent can, saving a round trip, and takes the reseed. */

@@ -98,13 +98,22 @@ export interface HistoryExtra {
   error?: string;
 }
 
+/** A refused statement keeps its first REFUSED_SQL_KEPT characters in history, and its length:
+ * refusals cost the sender nothing, so they must not fill the store at 100 KB apiece. */
+export const REFUSED_SQL_KEPT = 10_240;
+
+function historySql(sql: string, status: HistoryStatus): string {
+  if (status !== 'rejected' || sql.length <= REFUSED_SQL_KEPT) return sql;
+  return `${sql.slice(0, REFUSED_SQL_KEPT)}… [${sql.length} characters]`;
+}
+
 /** The one history entry of a prepared query. */
 export function recordHistory(svc: Services, q: QueryIdentity, status: HistoryStatus, extra: HistoryExtra = {}): Promise<unknown> {
   return writeHistory(svc.db, {
     principal: q.principal,
     queryId: q.queryId,
     connection: { id: q.connection.id, name: q.connection.name },
-    sql: q.sql,
+    sql: historySql(q.sql, status),
     statementType: q.verdict.statementType,
     status,
     rowCount: extra.rowCount ?? null,

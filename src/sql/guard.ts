@@ -26,6 +26,7 @@ import type { Classifier, Verdict } from './verdict.ts';
 import { unparseableVerdict } from './verdict-builders.ts';
 
 export type { Verdict } from './verdict.ts';
+import { classifyOffThread, OFF_THREAD_CHARS } from './off-thread.ts';
 
 const CLASSIFIERS: Record<EngineName, Classifier> = {
   postgres: classifyPostgres,
@@ -44,6 +45,17 @@ function loadPostgresParser(): Promise<void> {
   return postgresParserReady;
 }
 
+/** The classification itself, on whichever thread calls it (classify-worker.ts for long text). */
+export async function classifyText(engine: EngineName, sql: string): Promise<Verdict> {
+  if (engine === 'postgres') await loadPostgresParser();
+  try {
+    return CLASSIFIERS[engine](sql);
+  } catch {
+    // A stack overflow on absurd nesting, an AST shape we did not expect: not a read.
+    return unparseableVerdict();
+  }
+}
+
 // A verdict depends on nothing but the dialect and the text, so the same statement sent again
 // (dashboards, agents, retries) is not parsed again. One map per dialect, keyed by the text
 // itself (no key string to build per lookup); bounded in entries and in text length so the
@@ -56,14 +68,7 @@ export async function classifyStatement(engine: EngineName, sql: string): Promis
   const cache = sql.length <= CACHE_MAX_SQL ? verdicts[engine] : undefined;
   const hit = cache?.get(sql);
   if (hit) return hit;
-  if (engine === 'postgres') await loadPostgresParser();
-  let verdict: Verdict;
-  try {
-    verdict = CLASSIFIERS[engine](sql);
-  } catch {
-    // A stack overflow on absurd nesting, an AST shape we did not expect: not a read.
-    verdict = unparseableVerdict();
-  }
+  const verdict = sql.length > OFF_THREAD_CHARS ? await classifyOffThread(engine, sql) : await classifyText(engine, sql);
   if (cache) {
     if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
     cache.set(sql, Object.freeze(verdict));

@@ -1,0 +1,96 @@
+// Long statements are classified on a worker thread, under a deadline. The parsers are linear
+// in the text but not cheap: a 100 KB IN list takes libpg-query ~45 ms and node-sql-parser
+// ~250 ms, and four such requests at once would stall every workspace's requests (issue 14:
+// "Nothing an input can make costs more than linear time on the event loop"). The event loop
+// only posts the text and receives the verdict. A verdict that does not come within the
+// deadline is a refusal (the statement could not be checked), and the worker is replaced.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { EngineName } from '../engines/engine.ts';
+import type { Verdict } from './verdict.ts';
+import { writeVerdict } from './verdict-builders.ts';
+
+/** Texts longer than this leave the event loop (a few ms of parsing at most stay on it). */
+export const OFF_THREAD_CHARS = 8_192;
+export const CLASSIFY_DEADLINE_MS = 5_000;
+
+interface Pending {
+  resolve: (verdict: Verdict) => void;
+  timer: NodeJS.Timeout;
+}
+
+// The compiled build (dist/server) runs the .js beside this file. From the TypeScript sources
+// (development, tests) the worker loads the .ts through tsx's API: a worker's own `--import
+// tsx` is registered too late for its entry module.
+const source = import.meta.url.endsWith('.ts');
+const WORKER_URL = new URL(source ? './classify-worker.ts' : './classify-worker.js', import.meta.url);
+
+function startWorker(): Worker {
+  if (!source) return new Worker(WORKER_URL);
+  // tsx's ESM entry (its CommonJS one cannot register in a worker).
+  const tsxRoot = path.dirname(createRequire(import.meta.url).resolve('tsx/package.json'));
+  const tsx = pathToFileURL(path.join(tsxRoot, 'dist/esm/api/index.mjs')).href;
+  const boot = `import(${JSON.stringify(tsx)}).then(({ tsImport }) => tsImport(${JSON.stringify(WORKER_URL.href)}, ${JSON.stringify(import.meta.url)}))`;
+  return new Worker(boot, { eval: true });
+}
+
+let worker: Worker | null = null;
+let nextId = 1;
+const pending = new Map<number, Pending>();
+
+function tooSlow(): Verdict {
+  return writeVerdict('UNKNOWN', `Statement could not be checked within ${CLASSIFY_DEADLINE_MS} ms; not a read`);
+}
+
+function settleAll(verdict: () => Verdict): void {
+  for (const [id, job] of pending) {
+    clearTimeout(job.timer);
+    pending.delete(id);
+    job.resolve(verdict());
+  }
+}
+
+function getWorker(): Worker {
+  if (worker) return worker;
+  const created = startWorker();
+  created.on('message', (message: { id: number; verdict: Verdict | null }) => {
+    const job = pending.get(message.id);
+    if (!job) return;
+    pending.delete(message.id);
+    clearTimeout(job.timer);
+    if (pending.size === 0) created.unref();
+    job.resolve(message.verdict ?? writeVerdict('UNKNOWN', 'Statement could not be parsed as a read'));
+  });
+  const lost = () => {
+    if (worker === created) worker = null;
+    settleAll(() => writeVerdict('UNKNOWN', 'Statement could not be parsed as a read'));
+  };
+  created.on('error', lost);
+  created.on('exit', lost);
+  // An idle worker must not keep the process alive; a busy one must (a script awaiting it).
+  created.unref();
+  worker = created;
+  return created;
+}
+
+/** Classifies on the worker thread; resolves with a refusal when the deadline passes. */
+export function classifyOffThread(engine: EngineName, sql: string): Promise<Verdict> {
+  return new Promise<Verdict>((resolve) => {
+    const id = nextId++;
+    const timer = setTimeout(() => {
+      // Whatever the worker is stuck on holds every job behind it: all of them are refused,
+      // and the next long statement starts a fresh worker.
+      const stuck = worker;
+      worker = null;
+      settleAll(tooSlow);
+      void stuck?.terminate();
+    }, CLASSIFY_DEADLINE_MS);
+    timer.unref();
+    pending.set(id, { resolve, timer });
+    const current = getWorker();
+    current.ref();
+    current.postMessage({ id, engine, sql });
+  });
+}
