@@ -9,7 +9,7 @@
 
 import mysql from 'mysql2';
 import type { PoolConnection, PoolOptions } from 'mysql2';
-import { ConnectionFailedError, QueryTimeoutError, type DbqError } from '../errors.ts';
+import { ConnectionFailedError, DbqError, QueryTimeoutError } from '../errors.ts';
 import type { Engine, EngineConfig, ExecuteOptions, ExecuteResult, RowStream, SchemaTable, StatementInfo, StreamOptions, TestResult } from './engine.ts';
 import { STATEMENT_TIMEOUT_ERRNOS, classifyMysqlConnectError, classifyMysqlError, errnoOf } from './mysql-errors.ts';
 import { COLUMNS_SQL, FOREIGN_KEYS_SQL, TABLES_SQL, assembleTables } from './mysql-introspect.ts';
@@ -112,31 +112,25 @@ class MysqlEngine implements Engine {
    * write there (ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION), so a statement that prepares is
    * one it will run as a read; MySQL prepares writes too, so a success there says nothing. */
   async inspect(sql: string): Promise<StatementInfo> {
-    const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
     try {
-      await session.watch.run(
-        new Promise<void>((resolve, reject) =>
-          session.conn.prepare(sql, (err, statement) => {
-            if (err) return reject(err);
-            statement.close();
-            resolve();
-          }),
-        ),
-      );
+      await this.prepareOnly(sql, true);
       return { readOnly: this.flavour === 'mariadb' ? true : null };
     } catch (err) {
-      if (errnoOf(err) === ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION) return { readOnly: false };
-      throw this.classify(err, session);
-    } finally {
-      session.release();
+      if (err instanceof DbqError && errnoOf(err.cause) === ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION) return { readOnly: false };
+      throw err;
     }
   }
 
   async validate(sql: string): Promise<void> {
-    // COM_STMT_PREPARE parses and resolves names without running anything (EXPLAIN covers
-    // only SELECT/DML) and accepts exactly one statement. Not in a read-only session: MariaDB
-    // refuses even to prepare a write there, and a valid INSERT must validate.
-    const session = await this.open({ readOnly: false, timeoutMs: CATALOG_TIMEOUT_MS });
+    // Not in a read-only session: MariaDB refuses even to prepare a write there, and a valid
+    // INSERT must validate.
+    await this.prepareOnly(sql, false);
+  }
+
+  /** COM_STMT_PREPARE parses and resolves names without running anything (EXPLAIN covers only
+   * SELECT/DML) and accepts exactly one statement. */
+  private async prepareOnly(sql: string, readOnly: boolean): Promise<void> {
+    const session = await this.open({ readOnly, timeoutMs: CATALOG_TIMEOUT_MS });
     try {
       await session.watch.run(
         new Promise<void>((resolve, reject) =>
