@@ -207,6 +207,11 @@ describe('connections', () => {
     // PostgreSQL on this machine trusts local connections, so the test succeeds.
     await row.getByRole('button', { name: 'Test' }).click();
     await poll(() => row.textContent()).toMatch(/✓ \d+ ms · PostgreSQL/);
+    // Its login is a superuser: the page says so, with the one command that fixes it; the
+    // sample (SQLite, read-only handle) is not flagged.
+    const warning = page.getByRole('status').filter({ hasText: 'Reads use a login that can do more than read' });
+    await poll(() => warning.textContent()).toContain('dbq connection set-reader --workspace default --connection warehouse --create');
+    expect(await warning.textContent()).not.toContain('sample');
     await row.getByRole('button', { name: 'Edit' }).click();
     expect(await page.getByLabel('Password').inputValue()).toBe('');
     expect(await page.getByLabel('Password').getAttribute('placeholder')).toBe('Leave blank to keep');

@@ -406,12 +406,12 @@ function ReadAccessWarning({ connections, workspace, isAdmin }: { connections: C
   if (!flagged.length) return null;
   return (
     <div class="alert alert-warn" role="status">
-      <strong>Reads use a login that can do more than read.</strong> The parser and the database's read-only mode still stop writes; a login
-      that can only read is the last layer. Fix with a read-only login made by dbq{isAdmin ? ' (or Edit → Create a read-only login for reads)' : ''}:
+      <strong>Reads use a login that can do more than read.</strong> dbq's guard still refuses whatever is not known to be a read; a login
+      that can only read is the layer that holds where the guard could miss. Fix with a read-only login made by dbq{isAdmin ? ' (or Edit → Create a read-only login for reads)' : ''}:
       <ul>
         {flagged.map((c) => (
           <li key={c.id}>
-            <strong>{c.name}</strong> ({LEVEL_LABEL[c.readAccess!.level]}): {c.readAccess!.findings.join('; ')}
+            <strong>{c.name}</strong>: {c.readAccess!.findings.join('; ')}
             <br />
             <code>
               dbq connection set-reader --workspace {workspace} --connection {c.name} --create
