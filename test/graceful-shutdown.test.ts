@@ -43,7 +43,8 @@ describe('graceful shutdown', () => {
     const { server, query } = await startWithGrace(300);
     const marker = `grace_cancel_${Date.now()}`;
     const inflight = query(`SELECT pg_sleep(30), '${marker}'`);
-    await new Promise((r) => setTimeout(r, 300));
+    // The first statement on a connection waits for its catalog (the read allowlist): poll.
+    for (let i = 0; i < 50 && (await backendsRunning(marker)) === 0; i++) await new Promise((r) => setTimeout(r, 100));
     expect(await backendsRunning(marker)).toBe(1);
     const started = Date.now();
     await server.shutdown();

@@ -8,9 +8,11 @@
 // - "allowlist alone": the guard by itself, on a superuser connection with no reader role.
 //   Every attack through POST /api/query must be refused (403; 400 for several statements),
 //   the 403 must name the function, and neither the database, the server nor the next
-//   request's session may show any trace. Reads that must stay allowed get 200.
+//   request's session may show any trace. Reads that must stay allowed get 200. A catalog
+//   changed outside dbq is seen once its 1 s change check has run.
 // - "database alone": the guard bypassed, every attack run straight through dbq's engine as a
-//   login role with pg_read_all_data only. Calls may succeed or fail; the state must not move.
+//   login role with pg_read_all_data only. Calls may succeed or fail; the state must not move
+//   (SECURITY DEFINER functions and file_fdw programs apart: the database cannot hold those).
 //
 // After every attack the test takes a snapshot; when an attack changed something it is named,
 // and the fixture is restored (tables rebuilt, victims reconnected, slots dropped, pooled
@@ -26,6 +28,7 @@ import {
   NOTIFY_CHANNEL,
   PG_ATTACKS_V2,
   SECURITY_DEFINER_FUNCTIONS,
+  SERVER_PROGRAM_RELATIONS,
   VICTIM_APP,
   type PgAttackV2,
 } from './fixtures/pg-attacks-v2.ts';
@@ -117,6 +120,114 @@ CREATE FUNCTION guard_dom_check(int) RETURNS bool LANGUAGE plpgsql VOLATILE
   END$$;
 CREATE DOMAIN guard_dom AS int CHECK (guard_dom_check(VALUE));
 CREATE VIEW evil_view AS SELECT evil_brin() AS x;
+CREATE VIEW evil_view_outer AS SELECT x FROM evil_view;
+-- ORDER BY … USING takes only the "<" or ">" of a btree operator family, and the sort calls
+-- the family's comparison function, not the operator's. Families of their own, with no
+-- operator class: a class for int with volatile members would make int an unsafe type, and
+-- every table with an int column unreadable. <<< runs a volatile function itself; <~< does not.
+CREATE FUNCTION evil_sort_fn(int, int) RETURNS bool LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM brin_summarize_range('brin_idx', 7); RETURN $1 < $2; END$$;
+CREATE OPERATOR <<< (LEFTARG = int, RIGHTARG = int, FUNCTION = evil_sort_fn);
+CREATE FUNCTION evil_sort_cmp(int, int) RETURNS int LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM brin_summarize_range('brin_idx', 7); RETURN btint4cmp($1, $2); END$$;
+CREATE FUNCTION guard_int_lt(int, int) RETURNS bool LANGUAGE sql IMMUTABLE AS 'SELECT int4lt($1, $2)';
+CREATE FUNCTION guard_int_eq(int, int) RETURNS bool LANGUAGE sql IMMUTABLE AS 'SELECT int4eq($1, $2)';
+CREATE OPERATOR <~< (LEFTARG = int, RIGHTARG = int, FUNCTION = guard_int_lt);
+-- The families' own equality operator (ORDER BY … USING needs one), so the built-in = joins no
+-- family of ours.
+CREATE OPERATOR =~= (LEFTARG = int, RIGHTARG = int, FUNCTION = guard_int_eq);
+CREATE OPERATOR FAMILY guard_sort_fam USING btree;
+ALTER OPERATOR FAMILY guard_sort_fam USING btree
+  ADD OPERATOR 1 <<< (int, int), OPERATOR 3 =~= (int, int), FUNCTION 1 (int, int) evil_sort_cmp(int, int);
+CREATE OPERATOR FAMILY guard_sneaky_fam USING btree;
+ALTER OPERATOR FAMILY guard_sneaky_fam USING btree
+  ADD OPERATOR 1 <~< (int, int), OPERATOR 3 =~= (int, int), FUNCTION 1 (int, int) evil_sort_cmp(int, int);
+-- A type whose default btree operator class is volatile throughout. Its operators are not
+-- named <, = …: one volatile < anywhere makes the guard refuse every <, the allowed reads too.
+CREATE TYPE guard_m AS (n int);
+CREATE FUNCTION guard_m_cmp(a guard_m, b guard_m) RETURNS int LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM gin_clean_pending_list('gin_idx'); RETURN btint4cmp(a.n, b.n); END$$;
+CREATE FUNCTION guard_m_lt(a guard_m, b guard_m) RETURNS bool LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM gin_clean_pending_list('gin_idx'); RETURN a.n < b.n; END$$;
+CREATE FUNCTION guard_m_le(a guard_m, b guard_m) RETURNS bool LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM gin_clean_pending_list('gin_idx'); RETURN a.n <= b.n; END$$;
+CREATE FUNCTION guard_m_eq(a guard_m, b guard_m) RETURNS bool LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM gin_clean_pending_list('gin_idx'); RETURN a.n = b.n; END$$;
+CREATE FUNCTION guard_m_ge(a guard_m, b guard_m) RETURNS bool LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM gin_clean_pending_list('gin_idx'); RETURN a.n >= b.n; END$$;
+CREATE FUNCTION guard_m_gt(a guard_m, b guard_m) RETURNS bool LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM gin_clean_pending_list('gin_idx'); RETURN a.n > b.n; END$$;
+CREATE OPERATOR <% (LEFTARG = guard_m, RIGHTARG = guard_m, FUNCTION = guard_m_lt);
+CREATE OPERATOR <=% (LEFTARG = guard_m, RIGHTARG = guard_m, FUNCTION = guard_m_le);
+CREATE OPERATOR =% (LEFTARG = guard_m, RIGHTARG = guard_m, FUNCTION = guard_m_eq);
+CREATE OPERATOR >=% (LEFTARG = guard_m, RIGHTARG = guard_m, FUNCTION = guard_m_ge);
+CREATE OPERATOR >% (LEFTARG = guard_m, RIGHTARG = guard_m, FUNCTION = guard_m_gt);
+CREATE OPERATOR CLASS guard_m_ops DEFAULT FOR TYPE guard_m USING btree AS
+  OPERATOR 1 <%, OPERATOR 2 <=%, OPERATOR 3 =%, OPERATOR 4 >=%, OPERATOR 5 >%, FUNCTION 1 guard_m_cmp(guard_m, guard_m);
+CREATE TABLE guard_mt (m guard_m);
+INSERT INTO guard_mt VALUES (ROW(2)), (ROW(1)), (ROW(3)), (ROW(1));
+CREATE TYPE guard_wrap AS (m guard_m);
+-- A table's own row type with a volatile default operator class (and, in WIDE_SQL, implicit
+-- cast); its column is a plain int.
+CREATE TABLE guard_rt (n int);
+INSERT INTO guard_rt VALUES (2), (1), (1);
+CREATE FUNCTION guard_rt_cmp(guard_rt, guard_rt) RETURNS int LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM gin_clean_pending_list('gin_idx'); RETURN btint4cmp($1.n, $2.n); END$$;
+CREATE FUNCTION guard_rt_lt(guard_rt, guard_rt) RETURNS bool LANGUAGE sql IMMUTABLE AS 'SELECT int4lt($1.n, $2.n)';
+CREATE FUNCTION guard_rt_eq(guard_rt, guard_rt) RETURNS bool LANGUAGE sql IMMUTABLE AS 'SELECT int4eq($1.n, $2.n)';
+CREATE OPERATOR <%% (LEFTARG = guard_rt, RIGHTARG = guard_rt, FUNCTION = guard_rt_lt);
+CREATE OPERATOR =%% (LEFTARG = guard_rt, RIGHTARG = guard_rt, FUNCTION = guard_rt_eq);
+CREATE OPERATOR CLASS guard_rt_ops DEFAULT FOR TYPE guard_rt USING btree AS
+  OPERATOR 1 <%%, OPERATOR 3 =%%, FUNCTION 1 guard_rt_cmp(guard_rt, guard_rt);
+CREATE FUNCTION guard_rt_text(guard_rt) RETURNS text LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM brin_summarize_range('brin_idx', 11); RETURN $1.n::text; END$$;
+-- A type with an implicit cast whose function is volatile (the cast in WIDE_SQL).
+CREATE TYPE guard_ct AS (t text);
+CREATE FUNCTION guard_ct_text(guard_ct) RETURNS text LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM brin_summarize_range('brin_idx', 8); RETURN $1.t; END$$;
+CREATE TABLE guard_ctt (c guard_ct);
+INSERT INTO guard_ctt VALUES (ROW('abc'));
+-- A domain whose check is volatile, reached inside function bodies and through composites.
+CREATE FUNCTION guard_dom_check2(int) RETURNS bool LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM brin_summarize_range('brin_idx', 9); RETURN true; END$$;
+CREATE DOMAIN guard_vdom AS int CHECK (guard_dom_check2(VALUE));
+CREATE FUNCTION returns_dom() RETURNS guard_vdom LANGUAGE sql STABLE AS 'SELECT 5';
+CREATE FUNCTION plpgsql_dom_var() RETURNS int LANGUAGE plpgsql STABLE
+  AS $$DECLARE v guard_vdom; BEGIN v := 5; RETURN 1; END$$;
+CREATE TYPE guard_dt AS (d guard_vdom);
+`;
+
+/** Foreign tables: each program touches `file` (the snapshot's program_ran). The inheritance
+ * parent lives outside public, where schema_to_xml('public') — an attack, run for real by the
+ * reader role — would scan its foreign child. */
+const foreignSql = (file: string) => `
+CREATE EXTENSION file_fdw;
+CREATE SERVER guard_files FOREIGN DATA WRAPPER file_fdw;
+CREATE FOREIGN TABLE ft_prog (line text) SERVER guard_files OPTIONS (program 'touch ${file}');
+CREATE FOREIGN TABLE ft_file (line text) SERVER guard_files OPTIONS (filename '/etc/hostname');
+CREATE TABLE guard_parted (line text) PARTITION BY LIST (line);
+CREATE FOREIGN TABLE ft_part PARTITION OF guard_parted DEFAULT SERVER guard_files OPTIONS (program 'touch ${file}');
+CREATE SCHEMA guard_side;
+CREATE TABLE guard_side.guard_parent (line text);
+CREATE FOREIGN TABLE guard_side.ft_child () INHERITS (guard_side.guard_parent)
+  SERVER guard_files OPTIONS (program 'touch ${file}');
+`;
+
+/** Objects whose mere presence makes the guard refuse reads the allowed-reads list holds, left
+ * out of the database that list runs on: a volatile cast into text (the guard then refuses
+ * every cast to text, information_schema's views included) and a volatile = (every =).
+ * - implicit casts to text: length(c) calls length(guard_ct_text(c));
+ * - a volatile = on a user type: CASE x WHEN y and JOIN USING call it with no operator in the
+ *   statement. */
+const WIDE_SQL = `
+CREATE CAST (guard_rt AS text) WITH FUNCTION guard_rt_text(guard_rt) AS IMPLICIT;
+CREATE CAST (guard_ct AS text) WITH FUNCTION guard_ct_text(guard_ct) AS IMPLICIT;
+CREATE TYPE guard_e AS (n int);
+CREATE FUNCTION guard_e_eq(guard_e, guard_e) RETURNS bool LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM brin_summarize_range('brin_idx', 10); RETURN $1.n = $2.n; END$$;
+CREATE OPERATOR = (LEFTARG = guard_e, RIGHTARG = guard_e, FUNCTION = guard_e_eq);
+CREATE TABLE guard_et (e guard_e);
+INSERT INTO guard_et VALUES (ROW(1));
 `;
 
 const SNAPSHOT_SQL = `
@@ -140,7 +251,8 @@ SELECT
   (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
     AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))::int AS advisory_locks,
   (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'
-    AND application_name NOT IN ('dbq', '${VICTIM_APP}', '${BUSY_VICTIM_APP}', '${SNAPSHOT_APP}'))::int AS stray_backends`;
+    AND application_name NOT IN ('dbq', '${VICTIM_APP}', '${BUSY_VICTIM_APP}', '${SNAPSHOT_APP}'))::int AS stray_backends,
+  (pg_stat_file($1, true)).size IS NOT NULL AS program_ran`;
 
 interface Fixture {
   name: string;
@@ -149,6 +261,8 @@ interface Fixture {
   db: pg.Client;
   notifications: number;
   victims: pg.Client[];
+  /** The file the foreign tables' program touches (absent while the fixture is intact). */
+  programFile: string;
 }
 
 type Snapshot = Record<string, unknown>;
@@ -197,15 +311,21 @@ async function startVictims(fx: Fixture): Promise<void> {
   });
 }
 
-async function createFixture(tag: string): Promise<Fixture> {
+/** `wide: false` leaves out WIDE_SQL (for the database the allowed reads run on). */
+async function createFixture(tag: string, opts: { wide?: boolean; sql?: string } = {}): Promise<Fixture> {
   const name = `${BASE}_${tag}`;
   fixtureNames.push(name);
   await admin.query(`CREATE DATABASE ${name}`);
   const url = `postgres://postgres@127.0.0.1:5432/${name}`;
   const db = await connect(url, SNAPSHOT_APP);
-  const fx: Fixture = { name, url, db, notifications: 0, victims: [] };
+  const programFile = `/tmp/dbq_guard_ft_prog_${name}`;
+  fs.rmSync(programFile, { force: true });
+  const fx: Fixture = { name, url, db, notifications: 0, victims: [], programFile };
   fixtures.push(fx);
   await db.query(SETUP_SQL);
+  await db.query(foreignSql(programFile));
+  if (opts.wide !== false) await db.query(WIDE_SQL);
+  if (opts.sql !== undefined) await db.query(opts.sql);
   await db.query(`GRANT CONNECT ON DATABASE ${name} TO ${READER_ROLE}`);
   db.on('notification', () => fx.notifications++);
   await db.query(`LISTEN ${NOTIFY_CHANNEL}`);
@@ -216,7 +336,7 @@ async function createFixture(tag: string): Promise<Fixture> {
 async function snapshot(fx: Fixture): Promise<Snapshot> {
   // pg_reload_conf and cancels land asynchronously (signals): give them a moment to show.
   await sleep(30);
-  const r = await fx.db.query(SNAPSHOT_SQL);
+  const r = await fx.db.query(SNAPSHOT_SQL, [fx.programFile]);
   return { ...r.rows[0], notifications: fx.notifications };
 }
 
@@ -225,8 +345,8 @@ function changedKeys(before: Snapshot, after: Snapshot): string[] {
 }
 
 /** Back to the state DATA_SQL builds: every other backend in the database ended (pooled
- * connections, dblink connections, victims), slots and large objects dropped, tables rebuilt,
- * victims started again. */
+ * connections, dblink connections, victims), slots and large objects dropped, the program's
+ * file removed, tables rebuilt, victims started again. */
 async function restore(fx: Fixture): Promise<void> {
   await fx.db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
   for (const v of fx.victims.splice(0)) destroy(v);
@@ -237,6 +357,7 @@ async function restore(fx: Fixture): Promise<void> {
   await fx.db.query(`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
     WHERE left(slot_name, length(current_database())) = current_database() AND NOT active`);
   await fx.db.query('SELECT lo_unlink(oid) FROM pg_largeobject_metadata');
+  fs.rmSync(fx.programFile, { force: true });
   await fx.db.query(DATA_SQL);
   await startVictims(fx);
 }
@@ -248,6 +369,10 @@ function paramsFor(sql: string): unknown[] {
 
 function isDefinerAttack(a: PgAttackV2): boolean {
   return SECURITY_DEFINER_FUNCTIONS.some((f) => a.sql.includes(f));
+}
+
+function isProgramAttack(a: PgAttackV2): boolean {
+  return SERVER_PROGRAM_RELATIONS.some((r) => a.sql.includes(r));
 }
 
 function label(a: PgAttackV2): string {
@@ -427,6 +552,7 @@ afterAll(async () => {
       );
     }
     for (const fx of fixtures) for (const v of fx.victims) destroy(v);
+    for (const fx of fixtures) fs.rmSync(fx.programFile, { force: true });
     if (roleCreated) {
       await attempt('role', async () => {
         await admin.query(`DROP OWNED BY ${READER_ROLE}`);
@@ -443,7 +569,7 @@ describe('the attack list', () => {
     const counts: Record<string, number> = {};
     for (const a of PG_ATTACKS_V2) counts[a.class] = (counts[a.class] ?? 0) + 1;
     expect(PG_ATTACKS_V2.length).toBeGreaterThanOrEqual(60);
-    for (const c of ['attribute', 'sql-text', 'index-write', 'session-state', 'server', 'user-defined', 'classic']) {
+    for (const c of ['attribute', 'sql-text', 'index-write', 'session-state', 'server', 'user-defined', 'value-type', 'foreign-table', 'classic']) {
       expect(counts[c] ?? 0, c).toBeGreaterThan(0);
     }
     expect(new Set(PG_ATTACKS_V2.map((a) => a.sql)).size).toBe(PG_ATTACKS_V2.length);
@@ -462,6 +588,11 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
     expect(r.rows[0].f).toBe(hostname);
     const s = await fx.db.query("SELECT (ARRAY['/etc/hostname'])[1].pg_read_file AS f");
     expect(s.rows[0].f).toBe(hostname);
+  });
+
+  it('a file_fdw foreign table reads a server file', async () => {
+    const r = await fx.db.query('SELECT line FROM ft_file');
+    expect(r.rows.map((row) => row.line).join('\n')).toBe(hostname.trimEnd());
   });
 
   // Each runs in BEGIN READ ONLY … ROLLBACK on a fresh superuser connection: the effect that
@@ -487,6 +618,32 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
     ['SELECT 1 ===> 2', 'brin_summaries'],
     ['SELECT 1::guard_dom', 'busy_victim'],
     ['SELECT innocent()', 'brin_summaries'],
+    ['SELECT 1 ===> ANY (SELECT 1)', 'brin_summaries'],
+    ['SELECT 1 ===> ALL (SELECT 1)', 'brin_summaries'],
+    ['SELECT id FROM guard_probe ORDER BY id USING <<<', 'brin_summaries'],
+    // The operator's own function is harmless: what ran is its family's comparison function.
+    ['SELECT id FROM guard_probe ORDER BY id USING <~<', 'brin_summaries'],
+    ['SELECT * FROM evil_view_outer', 'brin_summaries'],
+    ['SELECT returns_dom()', 'brin_summaries'],
+    ['SELECT plpgsql_dom_var()', 'brin_summaries'],
+    ['SELECT m FROM guard_mt ORDER BY m', 'gin_pending'],
+    ['SELECT DISTINCT m FROM guard_mt', 'gin_pending'],
+    ['SELECT m FROM guard_mt GROUP BY m', 'gin_pending'],
+    ['SELECT count(DISTINCT m) FROM guard_mt', 'gin_pending'],
+    ['SELECT GREATEST(m, m) FROM guard_mt', 'gin_pending'],
+    ['SELECT m FROM guard_mt UNION SELECT m FROM guard_mt', 'gin_pending'],
+    [`SELECT GREATEST('("(1)")'::guard_wrap, '("(2)")'::guard_wrap)`, 'gin_pending'],
+    ['SELECT r FROM guard_rt r ORDER BY r', 'gin_pending'],
+    ['SELECT length(r) FROM guard_rt r', 'brin_summaries'],
+    ['SELECT length(c) FROM guard_ctt', 'brin_summaries'],
+    ['SELECT upper(c) FROM guard_ctt', 'brin_summaries'],
+    [`SELECT * FROM json_populate_record(NULL::guard_dt, '{"d": 5}')`, 'brin_summaries'],
+    [`SELECT * FROM jsonb_to_record('{"d": 5}') AS t(d guard_vdom)`, 'brin_summaries'],
+    ['SELECT CASE e WHEN e THEN 1 END FROM guard_et', 'brin_summaries'],
+    ['SELECT * FROM guard_et a JOIN guard_et b USING (e)', 'brin_summaries'],
+    ['SELECT * FROM ft_prog', 'program_ran'],
+    ['SELECT * FROM guard_parted', 'program_ran'],
+    ['SELECT * FROM guard_side.guard_parent', 'program_ran'],
   ];
   for (const [sql, key] of CONTROLS) {
     it(`${sql} in BEGIN READ ONLY … ROLLBACK changes ${key}`, async () => {
@@ -638,7 +795,9 @@ describe('allowlist alone: a superuser connection, every attack through POST /ap
     let fx: Fixture;
 
     beforeAll(async () => {
-      fx = await createFixture('rd');
+      // Without WIDE_SQL: its volatile = and casts to text would make the guard refuse every =
+      // and every cast to text here.
+      fx = await createFixture('rd', { wide: false });
       const created = await h.call('POST', '/api/connections', h.adminKey, { name: 'v2-reads', url: fx.url, maxConnections: 1 });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
     }, 60_000);
@@ -654,6 +813,84 @@ describe('allowlist alone: a superuser connection, every attack through POST /ap
       expect(await snapshot(fx)).toEqual(before);
     }, 60_000);
   });
+
+  // The catalog is cached per connection. The guard promises it is at most CHECK_MS (1 s)
+  // stale: any decision made more than 1 s after the last change check awaits a fresh one.
+  // Within that second a read decided on the cached catalog may run a function made volatile
+  // a moment ago outside dbq (checked by hand: `SELECT later()` right after the CREATE OR
+  // REPLACE below answered 200 and ran it, as superuser). That is allowed by the promise: the
+  // reader role (docs/security.md) is the layer that holds within that second, so only the
+  // > 1 s case is asserted here.
+  describe('a catalog changed outside dbq is seen after 1 s', () => {
+    const STALE_SQL = `
+CREATE FUNCTION later() RETURNS int LANGUAGE sql STABLE AS 'SELECT 1';
+CREATE TABLE guard_late (id int);
+INSERT INTO guard_late VALUES (1), (2), (3);
+-- A type that compares with record_ops (harmless) until an operator class is made for it.
+CREATE TYPE guard_q AS (n int);
+CREATE FUNCTION guard_q_lt(guard_q, guard_q) RETURNS bool LANGUAGE sql IMMUTABLE AS 'SELECT int4lt($1.n, $2.n)';
+CREATE FUNCTION guard_q_eq(guard_q, guard_q) RETURNS bool LANGUAGE sql IMMUTABLE AS 'SELECT int4eq($1.n, $2.n)';
+CREATE FUNCTION guard_q_cmp(guard_q, guard_q) RETURNS int LANGUAGE plpgsql VOLATILE
+  AS $$BEGIN PERFORM brin_summarize_range('brin_idx', 7); RETURN btint4cmp($1.n, $2.n); END$$;
+CREATE OPERATOR <%@ (LEFTARG = guard_q, RIGHTARG = guard_q, FUNCTION = guard_q_lt);
+CREATE OPERATOR =%@ (LEFTARG = guard_q, RIGHTARG = guard_q, FUNCTION = guard_q_eq);
+CREATE TABLE guard_qt (q guard_q);
+INSERT INTO guard_qt VALUES (ROW(2)), (ROW(1)), (ROW(3));
+`;
+    let fx: Fixture;
+    const read = (sql: string) => h.call('POST', '/api/query', h.readerKey, { connectionId: 'v2-stale', sql, params: [] });
+
+    beforeAll(async () => {
+      fx = await createFixture('st', { sql: STALE_SQL });
+      const created = await h.call('POST', '/api/connections', h.adminKey, { name: 'v2-stale', url: fx.url, maxConnections: 1 });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+    }, 60_000);
+
+    /** Reads `first` (200: the catalog is cached, and checked — the wait before makes that
+     * decision run the change check, so an earlier case's restore is behind us), runs `ddl` as
+     * the superuser outside dbq, waits past CHECK_MS, then reads `then` as the read-only key:
+     * it must be refused and leave the state as it was. */
+    async function staleCase(first: string, ddl: string, then: string): Promise<{ status: number; body: unknown }> {
+      await sleep(1_100);
+      const warm = await read(first);
+      expect(warm.status, JSON.stringify(warm.body)).toBe(200);
+      const before = await snapshot(fx);
+      await fx.db.query(ddl);
+      await sleep(1_100);
+      const res = await read(then);
+      const changed = changedKeys(before, await snapshot(fx));
+      if (changed.length > 0) await restore(fx);
+      expect({ status: res.status, changed }, `${then} → ${JSON.stringify(res.body)}`).toEqual({ status: 403, changed: [] });
+      return res;
+    }
+
+    it('a function replaced by a volatile one is refused', async () => {
+      const res = await staleCase(
+        'SELECT later()',
+        `CREATE OR REPLACE FUNCTION later() RETURNS int LANGUAGE plpgsql VOLATILE
+           AS $$BEGIN PERFORM brin_summarize_range('brin_idx', 7); RETURN 1; END$$`,
+        'SELECT later()',
+      );
+      expect(JSON.stringify(res.body)).toContain('later');
+    });
+
+    it('a column of an unsafe type added to a table is seen', async () => {
+      await staleCase(
+        'SELECT DISTINCT id FROM guard_late',
+        'ALTER TABLE guard_late ADD COLUMN m guard_m; UPDATE guard_late SET m = ROW(id)::guard_m',
+        'SELECT DISTINCT m FROM guard_late',
+      );
+    });
+
+    it('a volatile default operator class made for a type already in a table is seen', async () => {
+      await staleCase(
+        'SELECT q FROM guard_qt ORDER BY q',
+        `CREATE OPERATOR CLASS guard_q_ops DEFAULT FOR TYPE guard_q USING btree AS
+           OPERATOR 1 <%@, OPERATOR 3 =%@, FUNCTION 1 guard_q_cmp(guard_q, guard_q)`,
+        'SELECT q FROM guard_qt ORDER BY q',
+      );
+    });
+  });
 });
 
 describe('database alone: the guard bypassed, every attack through the engine as a reader role', () => {
@@ -667,8 +904,8 @@ describe('database alone: the guard bypassed, every attack through the engine as
     result = await replay(fx, engineRunner(engine), PG_ATTACKS_V2);
   }, LONG);
 
-  it('no attack changes database or server state (SECURITY DEFINER functions apart)', () => {
-    const changed = stateReport(result.outcomes.filter((o) => !isDefinerAttack(o.attack)), (o) => o.state);
+  it('no attack changes database or server state (SECURITY DEFINER functions and program foreign tables apart)', () => {
+    const changed = stateReport(result.outcomes.filter((o) => !isDefinerAttack(o.attack) && !isProgramAttack(o.attack)), (o) => o.state);
     expect(changed).toEqual([]);
   });
 
@@ -681,6 +918,15 @@ describe('database alone: the guard bypassed, every attack through the engine as
     const access = await engine.readAccess!();
     expect(access.level).toBe('can_write');
     expect(access.findings.join('\n')).toMatch(/SECURITY DEFINER function.*evil_definer/);
+  });
+
+  it('a file_fdw program runs for any reader with SELECT on its table: only the guard holds it back', () => {
+    // file_fdw checks the right to run a program (pg_execute_server_program) when `program` is
+    // set, not when the table is read; pg_read_all_data grants SELECT on foreign tables, and
+    // reading a partitioned table or an inheritance parent scans its foreign children. The
+    // allowlist block above refuses these statements; the reader role cannot.
+    const ran = result.outcomes.filter((o) => isProgramAttack(o.attack) && o.state.includes('program_ran'));
+    expect(ran.map((o) => o.attack.sql).sort()).toEqual(PG_ATTACKS_V2.filter(isProgramAttack).map((a) => a.sql).sort());
   });
 
   it('no attack leaves session state for the next request on the pooled backend', () => {

@@ -41,9 +41,8 @@ async function checkReferences(engine: Engine, verdict: Verdict, catalog: Postgr
 
 /** MySQL: a called name that is a stored function here runs that function, not a built-in. */
 async function checkStoredFunctions(engine: Engine, verdict: Verdict): Promise<Verdict> {
-  if (verdict.kind !== 'read' || !verdict.calledFunctions?.length || !engine.storedFunctionNames) return verdict;
-  const stored = await engine.storedFunctionNames();
-  const name = verdict.calledFunctions.find((called) => stored.has(called));
+  if (verdict.kind !== 'read' || !verdict.calledFunctions?.length || !engine.findStoredFunctions) return verdict;
+  const [name] = await engine.findStoredFunctions(verdict.calledFunctions);
   if (name === undefined) return verdict;
   return refusedNameVerdict(verdict.statementType, 'Function', name, 'is a stored function of this database; not allowed in a read');
 }

@@ -32,10 +32,19 @@ export interface Token {
   value: string;
 }
 
-const WORD_START = /[A-Za-z_\u0080-\uffff]/;
+// MySQL names may start with a digit or `$` (`9x(1)` calls a stored function `9x`): a word is
+// any run of these, numbers included; a number before `(` is then refused like any unknown name.
+const WORD_START = /[\w$\u0080-\uffff]/;
 const WORD_PART = /[\w$\u0080-\uffff]/;
 
-function tokenize(text: string): Token[] {
+/** Lower-case for ASCII only: no built-in has another letter, and full Unicode folding would
+ * turn the KELVIN SIGN in `ranK(1)` into `rank`, a built-in to the guard and a stored function
+ * to MariaDB. */
+function asciiLower(text: string): string {
+  return text.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
+}
+
+export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
   while (i < text.length) {
@@ -50,14 +59,14 @@ function tokenize(text: string): Token[] {
       // starts the next, which changes nothing below.
       const end = text.indexOf(close, i + 1);
       const stop = end === -1 ? text.length : end + 1;
-      tokens.push({ kind: c === "'" ? 'string' : 'quoted', value: text.slice(i + 1, stop - 1).toLowerCase() });
+      tokens.push({ kind: c === "'" ? 'string' : 'quoted', value: asciiLower(text.slice(i + 1, stop - 1)) });
       i = stop;
       continue;
     }
     if (WORD_START.test(c)) {
       let j = i + 1;
       while (j < text.length && WORD_PART.test(text[j])) j++;
-      tokens.push({ kind: 'word', value: text.slice(i, j).toLowerCase() });
+      tokens.push({ kind: 'word', value: asciiLower(text.slice(i, j)) });
       i = j;
       continue;
     }
@@ -81,12 +90,18 @@ function closingParen(tokens: Token[], open: number): number {
 const CTE_LEADERS = new Set(['with', 'recursive', ',']);
 
 /** `WITH name(a, b) AS (…)`: a CTE's column list, not a call. The name follows WITH,
- * RECURSIVE or a comma, and the list is followed by AS [NOT] [MATERIALIZED] and `(`. */
+ * RECURSIVE or a comma, the list holds names and commas only, and it is followed by AS [NOT]
+ * [MATERIALIZED] and `(`. */
 function isCteColumnList(tokens: Token[], name: number): boolean {
   const before = tokens[name - 1];
   if (before === undefined || !CTE_LEADERS.has(before.value)) return false;
   const close = closingParen(tokens, name + 1);
   if (close === -1 || tokens[close + 1]?.value !== 'as') return false;
+  for (let i = name + 2; i < close; i++) {
+    const token = tokens[i];
+    const isName = token.kind === 'quoted' || (token.kind === 'word' && /^[A-Za-z_\u0080-\uffff]/.test(token.value));
+    if (!isName && !isPunct(token, ',')) return false;
+  }
   let next = close + 2;
   if (tokens[next]?.value === 'not') next++;
   if (tokens[next]?.value === 'materialized') next++;
@@ -128,7 +143,11 @@ export function scanCalls(text: string, allowlist: CallAllowlist): CallScan {
     if (prefix !== undefined && token.kind !== 'string' && token.value.startsWith(prefix) && !allowlist.functions.has(token.value)) {
       return refuse(token.value, `Table function ${token.value} is not on the ${allowlist.engine} allowlist of read-only functions`);
     }
-    if (!isPunct(tokens[i + 1], '(') || token.kind === 'string') continue;
+    if (!isPunct(tokens[i + 1], '(')) continue;
+    // SQLite takes a string literal for a table name, table functions included
+    // (`FROM 'pragma_optimize'(…)`), and the sanitizer has zeroed its text: no string may stand
+    // before a parenthesis.
+    if (token.kind === 'string') return refuse(token.value, 'A string literal used as a function or table name is not allowed in a read');
     const name = token.value;
     // The parenthesis is consumed here so the stack records whose it is.
     open.push(name);
@@ -143,10 +162,8 @@ export function scanCalls(text: string, allowlist: CallAllowlist): CallScan {
       if (allowlist.parenKeywords.has(name)) continue;
       // `… AS t(a, b)`: a derived table's column names.
       if (tokens[i - 2]?.kind === 'word' && tokens[i - 2]?.value === 'as') continue;
-      if (allowlist.contextKeywords?.(tokens, i - 1, open.slice(0, -1))) {
-        calls.add(name);
-        continue;
-      }
+      // Grammar in its one place (no call): nothing for the stored-function check to ask.
+      if (allowlist.contextKeywords?.(tokens, i - 1, open.slice(0, -1))) continue;
     }
     if (isCteColumnList(tokens, i - 1)) continue;
     if (!allowlist.functions.has(name)) {
@@ -181,6 +198,40 @@ export function findWriteWord(text: string): string | undefined {
     if (token.kind !== 'word' || !WRITE_WORDS.has(token.value)) continue;
     if (tokens[i + 1]?.value === '(') continue;
     return token.value.toUpperCase();
+  }
+  return undefined;
+}
+
+/** Words that end a FROM list at their parenthesis depth. */
+const FROM_LIST_END = new Set(['where', 'group', 'having', 'order', 'limit', 'window', 'union', 'intersect', 'except', 'select', 'values', 'returning']);
+
+/** SQLite reads a string literal where a table name goes as that table's name, table-valued
+ * pragma functions included (`FROM 'pragma_integrity_check'`): the guard sees zeros there. A
+ * string after FROM, JOIN, IN, a dot, or a comma of a FROM list is therefore refused. */
+export function findStringTableName(text: string): string | undefined {
+  const tokens = tokenize(text);
+  const fromList: boolean[] = [false];
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    const depth = fromList.length - 1;
+    if (token.kind === 'punct') {
+      if (token.value === '(') fromList.push(false);
+      else if (token.value === ')' && fromList.length > 1) fromList.pop();
+      continue;
+    }
+    if (token.kind === 'word') {
+      if (token.value === 'from' || token.value === 'join') fromList[depth] = true;
+      else if (FROM_LIST_END.has(token.value)) fromList[depth] = false;
+      continue;
+    }
+    if (token.kind !== 'string') continue;
+    const before = tokens[i - 1];
+    if (before === undefined) continue;
+    const tablePlace =
+      (before.kind === 'word' && (before.value === 'from' || before.value === 'join' || before.value === 'in')) ||
+      isPunct(before, '.') ||
+      (isPunct(before, ',') && fromList[depth]);
+    if (tablePlace) return 'A string literal used as a table name is not allowed in a read';
   }
   return undefined;
 }

@@ -14,8 +14,9 @@ const IDENTIFIER = String.raw`(?:\x60[^\x60]*\x60|"[^"]*"|[\w$]+)`;
 
 /** SHOW … LIKE '…' / WHERE col = '…' and friends the parser does not know. Without
  * parentheses there can be no function call or subquery (`:=` is refused before), so nothing
- * but the listing and a comparison runs. */
-const SIMPLE_SHOW = /^\s*SHOW\s[\s\w$.,=<>!\x60'"%-]*$/i;
+ * but the listing and a comparison runs. SHOW BINLOG/RELAYLOG EVENTS scan the server's logs
+ * (BINLOG_GTID_POS is refused for the same reason): not reads. */
+const SIMPLE_SHOW = /^\s*SHOW\s(?!\s*(?:BINLOG|RELAYLOG)\b)[\s\w$.,=<>!\x60'"%-]*$/i;
 
 /** `DESCRIBE t`, `DESC db.t col`, `EXPLAIN t` (a synonym): names only. */
 const SIMPLE_DESCRIBE = new RegExp(
@@ -49,7 +50,8 @@ function findAssignment(text: string): string | undefined {
 function isMysqlContextKeyword(tokens: readonly Token[], index: number, openCalls: readonly string[]): boolean {
   const name = tokens[index].value;
   const before = tokens[index - 1];
-  if (name === 'columns') return openCalls.includes('json_table');
+  // JSON_TABLE(doc, '$[*]' COLUMNS (…)) and NESTED PATH '$.x' COLUMNS (…): after a path string.
+  if (name === 'columns') return openCalls.includes('json_table') && before?.kind === 'string';
   if (name === 'of') return before?.kind === 'word' && before.value === 'member';
   if (name === 'against' && before?.kind === 'punct' && before.value === ')') {
     for (let i = index - 2, depth = 1; i >= 0; i--) {

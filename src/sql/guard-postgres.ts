@@ -191,6 +191,10 @@ export function collectPlpgsqlReferences(definition: string): PostgresReferences
         if (!collectPlpgsqlExpression(value, refs)) return false;
         continue;
       }
+      // A variable of a domain type runs the domain's checks on every assignment.
+      if (key === 'PLpgSQL_type' && isNode(value) && typeof value.typname === 'string') {
+        refs.literalTypes.add(value.typname.replace(/\(.*\)|\[\]|"/g, '').trim());
+      }
       if (!visit(value)) return false;
     }
     return true;
@@ -275,10 +279,30 @@ function keyReason(key: string, value: unknown, refs: ReferenceCollector): strin
       return undefined;
     case 'A_Expr':
       return collectOperator(value, refs);
+    // `x op ANY (SELECT …)` and `ORDER BY x USING op` name operators outside A_Expr.
+    case 'SubLink':
+      return isNode(value) && Array.isArray(value.operName) && value.operName.length > 0
+        ? collectName(value.operName, refs.operators, 'Operator')
+        : undefined;
+    case 'SortBy':
+      return isNode(value) && Array.isArray(value.useOp) && value.useOp.length > 0
+        ? collectName(value.useOp, refs.operators, 'Operator')
+        : undefined;
     case 'TypeCast': {
       const literal = isNode(value) && isNode(value.arg) && isNode(value.arg.A_Const);
       return collectName(isNode(value) && isNode(value.typeName) ? value.typeName.names : undefined, literal ? refs.literalTypes : refs.types, 'Cast');
     }
+    // Column definition lists (`AS t(d my_domain)`) cast each value to the type named.
+    case 'ColumnDef':
+      return isNode(value) && isNode(value.typeName) ? collectName(value.typeName.names, refs.types, 'Column type') : undefined;
+    // `CASE x WHEN y`, `JOIN … USING (c)` and NATURAL JOIN compare with the `=` of the type:
+    // no operator is written, but one runs.
+    case 'CaseExpr':
+      if (isNode(value) && value.arg !== undefined) refs.operators.add('=');
+      return undefined;
+    case 'JoinExpr':
+      if (isNode(value) && ((Array.isArray(value.usingClause) && value.usingClause.length > 0) || value.isNatural)) refs.operators.add('=');
+      return undefined;
     case 'RangeVar':
       if (isNode(value) && typeof value.relname === 'string') {
         refs.relations.add(typeof value.schemaname === 'string' ? `${value.schemaname}.${value.relname}` : value.relname);

@@ -45,6 +45,9 @@ export interface CatalogFunctionRow {
   defaults: string | null;
   /** A user aggregate's support functions (transition, final, combine, …). */
   support: number[];
+  /** `schema.name` of its argument and result types outside pg_catalog: a value passing through
+   * one of an unsafe type (a domain's check, a type's output function) runs code. */
+  userTypes: string[];
 }
 
 export interface CatalogOperatorRow {
@@ -52,6 +55,8 @@ export interface CatalogOperatorRow {
   schema: string;
   name: string;
   functionOid: number;
+  /** A support function of one of its operator families is volatile (sorting by it runs it). */
+  familyUnsafe: boolean;
 }
 
 /** SQL text that runs when a relation is read: a view's query, a table's row security
@@ -81,12 +86,18 @@ const READABLE_LANGUAGES = new Set(['sql', 'plpgsql']);
 export interface CatalogRows {
   functions: CatalogFunctionRow[];
   operators: CatalogOperatorRow[];
-  /** Types whose input function or domain checks call a volatile function ('input'), or that
-   * a cast with a volatile function leads into ('cast'). */
+  /** Types whose values run a volatile function ('input': input or output function, implicit
+   * cast from it, operator class member, arrays and domains of those), or that a cast with a
+   * volatile function leads into ('cast'). */
   unsafeTypes: { schema: string; name: string; how: 'input' | 'cast' }[];
   /** Domains: their CHECK expressions as `SELECT a, b` (null without checks) and base type. */
   domainChecks: { schema: string; name: string; base: string; sql: string | null }[];
   relationCode: CatalogRelationCode[];
+  /** Relations whose reading runs code by their nature: a column or row type of an unsafe value
+   * type, a foreign table of an unvetted wrapper, a parent of any of those. */
+  unsafeRelations: { schema: string; name: string }[];
+  /** User composite types and the `schema.name` of each field's type. */
+  compositeFields: { schema: string; name: string; fieldType: string }[];
 }
 
 interface FunctionName {
@@ -134,7 +145,7 @@ export function buildPostgresCatalog(rows: CatalogRows, collect: Collectors): Po
   // plpgsql body, default argument expressions, an aggregate's support functions. Parsed once,
   // judged until nothing changes (functions calling functions, functions reading views).
   const derived = rows.functions
-    .filter((row) => row.user && safe.has(row.oid))
+    .filter((row) => safe.has(row.oid) && (row.user || row.userTypes.length > 0))
     .map((row) => ({
       row,
       refs: [
@@ -155,12 +166,15 @@ export function buildPostgresCatalog(rows: CatalogRows, collect: Collectors): Po
   }));
   for (;;) {
     const catalog = namesOf(rows, safe);
-    markUnsafeDomains(catalog, domains);
+    markUnsafeTypes(catalog, domains, rows.compositeFields);
     markUnsafeRelations(catalog, relationCode);
     let changed = false;
     for (const { row, refs } of derived) {
       if (!safe.has(row.oid)) continue;
-      const ok = row.support.every((oid) => safe.has(oid)) && refs.every((r) => r !== undefined && findRefusal(catalog, r) === undefined);
+      const ok =
+        row.support.every((oid) => safe.has(oid)) &&
+        !row.userTypes.some((type) => catalog.unsafeInputTypes.has(type)) &&
+        refs.every((r) => r !== undefined && findRefusal(catalog, r) === undefined);
       if (!ok) {
         safe.delete(row.oid);
         changed = true;
@@ -183,7 +197,7 @@ function namesOf(rows: CatalogRows, safeOids: ReadonlySet<number>): PostgresCata
   const operators = new Map<string, Map<string, boolean>>();
   for (const row of rows.operators) {
     const bySchema = operators.get(row.name) ?? new Map<string, boolean>();
-    bySchema.set(row.schema, (bySchema.get(row.schema) ?? true) && safeOids.has(row.functionOid));
+    bySchema.set(row.schema, (bySchema.get(row.schema) ?? true) && safeOids.has(row.functionOid) && !row.familyUnsafe);
     operators.set(row.name, bySchema);
   }
   const unsafeInputTypes = new Set<string>();
@@ -193,23 +207,40 @@ function namesOf(rows: CatalogRows, safeOids: ReadonlySet<number>): PostgresCata
     into.add(type.name);
     into.add(`${type.schema}.${type.name}`);
   }
-  return { functions, operators, unsafeInputTypes, unsafeCastTargets, unsafeRelations: new Set<string>() };
+  const unsafeRelations = new Set<string>();
+  for (const relation of rows.unsafeRelations) {
+    unsafeRelations.add(relation.name);
+    unsafeRelations.add(`${relation.schema}.${relation.name}`);
+  }
+  return { functions, operators, unsafeInputTypes, unsafeCastTargets, unsafeRelations };
 }
 
 /** A domain whose checks refer to a refused name, or whose base domain is unsafe. */
-function markUnsafeDomains(
+/** A domain whose checks refer to a refused name or whose base domain is unsafe, and a
+ * composite with a field of an unsafe type (a value cast to it runs its fields' checks). */
+function markUnsafeTypes(
   catalog: PostgresCatalog & { unsafeInputTypes: Set<string> },
   domains: readonly { schema: string; name: string; base: string; refs: PostgresReferences | undefined | null }[],
+  composites: readonly { schema: string; name: string; fieldType: string }[],
 ): void {
+  const mark = (schema: string, name: string) => {
+    catalog.unsafeInputTypes.add(`${schema}.${name}`);
+    catalog.unsafeInputTypes.add(name);
+  };
   for (let changed = true; changed; ) {
     changed = false;
     for (const domain of domains) {
-      const qualified = `${domain.schema}.${domain.name}`;
-      if (catalog.unsafeInputTypes.has(qualified)) continue;
+      if (catalog.unsafeInputTypes.has(`${domain.schema}.${domain.name}`)) continue;
       const refused = domain.refs === undefined || (domain.refs !== null && findRefusal(catalog, { ...domain.refs, relations: [] }) !== undefined);
       if (refused || catalog.unsafeInputTypes.has(domain.base)) {
-        catalog.unsafeInputTypes.add(qualified);
-        catalog.unsafeInputTypes.add(domain.name);
+        mark(domain.schema, domain.name);
+        changed = true;
+      }
+    }
+    for (const composite of composites) {
+      if (catalog.unsafeInputTypes.has(`${composite.schema}.${composite.name}`)) continue;
+      if (catalog.unsafeInputTypes.has(composite.fieldType)) {
+        mark(composite.schema, composite.name);
         changed = true;
       }
     }

@@ -41,12 +41,16 @@ async function longestStall(work: () => Promise<unknown>): Promise<number> {
 }
 
 describe('statement splitting is linear', () => {
-  it('finds the shape of 30,000 empty statements in well under 50 ms on every dialect', () => {
+  it('lexes and splits 30,000 empty statements in under 50 ms on every dialect', () => {
+    // The best of three runs: other test files share the two cores; the quadratic split took
+    // 2,000–5,000 ms here, so the bound still tells the two apart.
     for (const engine of ENGINE_NAMES) {
-      const lexed = lexSql(ADVERSARIAL['empty statements'], engine);
-      const started = performance.now();
-      expect(findStatementShape(lexed).shape).toBe('multiple');
-      expect(performance.now() - started, engine).toBeLessThan(50);
+      const times = [0, 1, 2].map(() => {
+        const started = performance.now();
+        expect(findStatementShape(lexSql(ADVERSARIAL['empty statements'], engine)).shape).toBe('multiple');
+        return performance.now() - started;
+      });
+      expect(Math.min(...times), engine).toBeLessThan(50);
     }
   });
 });
