@@ -140,7 +140,7 @@ async function main(): Promise<void> {
       fs.copyFileSync(source, copy);
       fs.chmodSync(copy, 0o644);
       const engine = createEngine(
-        toEngineConfig({ engine: 'sqlite', host: null, port: null, database: `${db}.sqlite`, user: null, password: null, ssl: false }, { sqliteDir: work, ...POOL }),
+        toEngineConfig({ engine: 'sqlite', host: null, port: null, database: `${db}.sqlite`, user: null, password: null, ssl: false }, { sqliteWorkspaceDir: work, ...POOL }),
       );
       try {
         for (const q of list) {

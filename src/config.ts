@@ -4,6 +4,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { connectionTargetProblem } from './connections/connection-targets.ts';
 
 const MiB = 1024 * 1024;
 
@@ -30,6 +31,20 @@ const trustProxy = z
     if (bad) ctx.addIssue({ code: 'custom', message: `not true/false nor an address/CIDR list (${bad})` });
     return items.join(',');
   });
+// Comma-separated IPs, CIDRs and host names (src/connections/connection-targets.ts); unset or
+// empty: connections may dial any host.
+const connectionTargets = z
+  .string()
+  .optional()
+  .transform((v, ctx): readonly string[] | null => {
+    if (v === undefined || v.trim() === '') return null;
+    const items = v.split(',').map((i) => i.trim().toLowerCase()).filter(Boolean);
+    for (const item of items) {
+      const problem = connectionTargetProblem(item);
+      if (problem) ctx.addIssue({ code: 'custom', message: `${item}: ${problem}` });
+    }
+    return items;
+  });
 const optionalString = z
   .string()
   .optional()
@@ -42,7 +57,7 @@ export const SETTINGS = {
   DBQ_DATA_DIR: { schema: z.string().default('./data'), doc: 'Where the SQLite store, the generated secret key file and the sample database live.' },
   DBQ_STORE_URL: { schema: optionalString, doc: 'Metadata store. Unset: SQLite file `dbq.sqlite` in the data dir. `postgres://…`: a shared PostgreSQL store for several processes.' },
   DBQ_SECRET_KEY: { schema: optionalString, doc: 'Key for AES-256-GCM encryption of connection secrets: 64 hex chars or 44 base64 chars (32 bytes). Unset: generated once into `DATA_DIR/secret.key` (mode 0600).' },
-  DBQ_SQLITE_DIR: { schema: optionalString, doc: 'The only directory SQLite connection files may live in (symlinks resolved). Default `DATA_DIR/sqlite`.' },
+  DBQ_SQLITE_DIR: { schema: optionalString, doc: 'Where SQLite connection files live: one directory per workspace, `DBQ_SQLITE_DIR/<slug>/`, the only place its `sqlite:<file>` connections resolve (symlinks resolved). Default `DATA_DIR/sqlite`.' },
   DBQ_BASE_DOMAIN: { schema: optionalString, doc: 'Enables host-form workspace URLs: `https://{slug}.{DBQ_BASE_DOMAIN}`.' },
   DBQ_HISTORY_DAYS: { schema: int(90, 1, 36500), doc: 'Query history retention in days; older entries are deleted hourly.' },
   DBQ_LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), doc: 'pino log level.' },
@@ -53,6 +68,7 @@ export const SETTINGS = {
   DBQ_EXPORT_MAX_BYTES: { schema: int(2 * 1024 * MiB, 1024, Number.MAX_SAFE_INTEGER), doc: 'Byte cap of `/query/export`.' },
   DBQ_RESULT_TTL: { schema: int(3600, 1, 7 * 86400), doc: 'Seconds an async query result is kept.' },
   DBQ_CONNECTION_TEST_TIMEOUT_MS: { schema: int(5000, 100, 60_000), doc: 'Bound on `POST /connections/test`.' },
+  DBQ_CONNECTION_TARGETS: { schema: connectionTargets, doc: 'Comma-separated IPs, CIDRs and host names that connections and connection tests may reach (`10.0.0.0/8,db.internal`); every address a host resolves to must be listed. Unset: any host.' },
   DBQ_POOL_ACQUIRE_TIMEOUT_MS: { schema: int(10_000, 10, 300_000), doc: 'How long a query waits for a free connection of a database before 503 `database_busy`.' },
   DBQ_SHUTDOWN_GRACE_MS: { schema: int(10_000, 0, 300_000), doc: 'On SIGTERM, how long in-flight queries may finish before they are cancelled.' },
   DBQ_METRICS_TOKEN: { schema: optionalString, doc: 'When set, `GET /metrics` needs `Authorization: Bearer <token>`.' },
@@ -86,6 +102,8 @@ export interface Config {
   exportMaxBytes: number;
   resultTtlSeconds: number;
   connectionTestTimeoutMs: number;
+  /** DBQ_CONNECTION_TARGETS entries (lower case); null: any host. */
+  connectionTargets: readonly string[] | null;
   poolAcquireTimeoutMs: number;
   shutdownGraceMs: number;
   metricsToken: string | null;
@@ -131,6 +149,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     exportMaxBytes: s.DBQ_EXPORT_MAX_BYTES,
     resultTtlSeconds: s.DBQ_RESULT_TTL,
     connectionTestTimeoutMs: s.DBQ_CONNECTION_TEST_TIMEOUT_MS,
+    connectionTargets: s.DBQ_CONNECTION_TARGETS,
     poolAcquireTimeoutMs: s.DBQ_POOL_ACQUIRE_TIMEOUT_MS,
     shutdownGraceMs: s.DBQ_SHUTDOWN_GRACE_MS,
     metricsToken: s.DBQ_METRICS_TOKEN,

@@ -2,15 +2,20 @@
 // bundle to the front doors (HTTP, MCP, CLI). No module singletons besides the logger.
 import type { Kysely } from 'kysely';
 import type { Config } from './config.ts';
-import { toEngineConfig, fieldsOf, readFieldsOf } from './connections/connections.ts';
+import { toEngineConfig, fieldsOf, readFieldsOf, workspaceSlugOf } from './connections/connections.ts';
 import { PoolRegistry } from './connections/pool-registry.ts';
+import { parseConnectionTargets, pinConnectionTarget, type ConnectionTargets } from './connections/connection-targets.ts';
 import { createSecretBox, loadSecretKey, type SecretBox } from './connections/secret-box.ts';
+import { workspaceSqliteDir } from './connections/sqlite-path.ts';
+import { upgradeSqliteDir } from './connections/sqlite-upgrade.ts';
+import { InternalError } from './errors.ts';
 import type { Engine, EngineConfig } from './engines/engine.ts';
 import { createEngine } from './engines/index.ts';
 import { createLimits, type Limits } from './limits/limits.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { ConnectionRow, Database } from './store/schema.ts';
 import { openStore, type Store } from './store/store.ts';
+import { createPrivateDir, tightenDataDir } from './store/private-files.ts';
 import { AsyncQueries, DEFAULT_BUDGET_BYTES } from './query/async-queries.ts';
 import { RunningQueries } from './query/running.ts';
 import { ensureDefaultWorkspace } from './workspaces/workspaces.ts';
@@ -23,6 +28,8 @@ export interface Services {
   pools: PoolRegistry;
   logger: Logger;
   createEngine: (config: EngineConfig) => Engine;
+  /** DBQ_CONNECTION_TARGETS, parsed; null: any host. */
+  connectionTargets: ConnectionTargets | null;
   /** Called after a write statement ran on a connection (schema caches listen). */
   onWrite: Set<(connectionId: string) => void>;
   running: RunningQueries;
@@ -38,17 +45,27 @@ export interface ServiceOptions {
 
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
   const logger = opts.logger ?? createLogger(config.logLevel);
+  // Before anything opens a file there: the store and secret.key are for the owner only.
+  const tightened = tightenDataDir(config.dataDir);
+  if (tightened.paths.length || tightened.failed.length) logger.warn(tightened, 'data dir permissions: group and other access removed');
+  createPrivateDir(config.sqliteDir);
   const store = await openStore({ dataDir: config.dataDir, storeUrl: config.storeUrl });
   await ensureDefaultWorkspace(store.db);
+  await upgradeSqliteDir(store.db, config.sqliteDir, logger);
   const secretBox = createSecretBox(loadSecretKey(config.secretKey, config.dataDir));
   const engineOptions = (row: ConnectionRow) => ({
-    sqliteDir: config.sqliteDir,
+    sqliteWorkspaceDir: row.engine === 'sqlite' ? workspaceSqliteDir(config.sqliteDir, slugOf(row)) : null,
     maxConnections: row.max_connections,
     acquireTimeoutMs: config.poolAcquireTimeoutMs,
     connectTimeoutMs: config.connectionTestTimeoutMs,
   });
+  const connectionTargets = parseConnectionTargets(config.connectionTargets, { lookupTimeoutMs: config.connectionTestTimeoutMs });
+  // Every engine, pooled or one-off (tests, reader logins), checks its host when it opens.
+  const engineFactory = connectionTargets
+    ? (engineConfig: EngineConfig) => createEngine(engineConfig, { beforeOpen: (c) => pinConnectionTarget(connectionTargets, c) })
+    : createEngine;
   const pools = new PoolRegistry(
-    createEngine,
+    engineFactory,
     (row) => toEngineConfig(fieldsOf(row, secretBox), engineOptions(row)),
     (row) => toEngineConfig(readFieldsOf(row, secretBox) ?? fieldsOf(row, secretBox), engineOptions(row)),
   );
@@ -58,7 +75,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     budgetBytes: Math.max(DEFAULT_BUDGET_BYTES, 2 * config.maxResultBytes),
     logger,
   });
-  return { config, store, db: store.db, secretBox, pools, logger, createEngine, onWrite: new Set(), running: new RunningQueries(), asyncQueries, limits };
+  return { config, store, db: store.db, secretBox, pools, logger, createEngine: engineFactory, connectionTargets, onWrite: new Set(), running: new RunningQueries(), asyncQueries, limits };
+}
+
+/** Rows reach the pools from getConnectionRow, which brings the workspace's slug along. */
+function slugOf(row: ConnectionRow): string {
+  const slug = workspaceSlugOf(row);
+  if (slug === null) throw new InternalError(new Error(`connection ${row.id} was not looked up with its workspace`));
+  return slug;
 }
 
 export async function closeServices(svc: Services): Promise<void> {

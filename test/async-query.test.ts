@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AsyncQueries } from '../src/query/async-queries.ts';
 import { authenticateKey } from '../src/workspaces/api-keys.ts';
-import { createHarness, MYSQL_URL, PG_URL, type Harness } from './support/harness.ts';
+import { createHarness, MYSQL_URL, PG_URL, workspaceSqliteDir, type Harness } from './support/harness.ts';
 
 let h: Harness;
 let pgc: pg.Client;
@@ -24,7 +24,7 @@ const SLOW: Record<Eng, { conn: string; sql: string }> = {
 
 beforeAll(async () => {
   h = await createHarness();
-  fs.writeFileSync(path.join(h.config.sqliteDir, 'async.db'), '');
+  fs.writeFileSync(path.join(workspaceSqliteDir(h, 'default'), 'async.db'), '');
   for (const [name, body] of [
     ['pg', { url: PG_URL }],
     ['my', { url: MYSQL_URL }],

@@ -9,7 +9,7 @@ import path from 'node:path';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, MYSQL_URL, PG_URL, type Harness } from './support/harness.ts';
+import { createHarness, MYSQL_URL, PG_URL, workspaceSqliteDir, type Harness } from './support/harness.ts';
 
 let h: Harness;
 let base: string;
@@ -40,7 +40,7 @@ afterAll(async () => {
 /** A fresh SQLite connection (its own runner processes, so the test can tell them apart). */
 async function freshSqlite(): Promise<string> {
   const name = `lite_${Math.random().toString(36).slice(2, 8)}`;
-  fs.writeFileSync(path.join(h.config.sqliteDir, `${name}.db`), '');
+  fs.writeFileSync(path.join(workspaceSqliteDir(h, 'default'), `${name}.db`), '');
   const res = await h.call('POST', '/api/connections', h.adminKey, { name, engine: 'sqlite', database: `${name}.db` });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return name;

@@ -189,10 +189,11 @@ describe('sqlite: session reset between requests', () => {
     expect(await value(engine, 'PRAGMA cache_size', true)).toBe(before);
   });
 
+  // ATTACH never runs at all now (test/sqlite-outside-files.test.ts); nothing can outlive it.
   it('ATTACH does not outlive its request, read-only or not', async () => {
-    await run(engine, "ATTACH DATABASE ':memory:' AS eng_aux");
+    await expect(run(engine, "ATTACH DATABASE ':memory:' AS eng_aux")).rejects.toMatchObject({ code: 'insufficient_permissions' });
     expect((await run(engine, 'SELECT name FROM pragma_database_list ORDER BY seq')).rows).toEqual([['main']]);
-    await run(engine, "ATTACH DATABASE ':memory:' AS eng_aux", { readOnly: true });
+    await expect(run(engine, "ATTACH DATABASE ':memory:' AS eng_aux", { readOnly: true })).rejects.toMatchObject({ code: 'insufficient_permissions' });
     expect((await run(engine, 'SELECT name FROM pragma_database_list ORDER BY seq', { readOnly: true })).rows).toEqual([['main']]);
   });
 

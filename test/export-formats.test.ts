@@ -8,14 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportInputSchema, openExport } from '../src/query/export.ts';
 import { authenticateKey } from '../src/workspaces/api-keys.ts';
 import { readCsv } from './support/export-client.ts';
-import { createHarness, MYSQL_URL, PG_URL, type Harness } from './support/harness.ts';
+import { createHarness, MYSQL_URL, PG_URL, workspaceSqliteDir, type Harness } from './support/harness.ts';
 
 let h: Harness;
 let base: string;
 
 beforeAll(async () => {
   h = await createHarness();
-  fs.writeFileSync(path.join(h.config.sqliteDir, 'fmt.db'), '');
+  fs.writeFileSync(path.join(workspaceSqliteDir(h, 'default'), 'fmt.db'), '');
   for (const [name, body] of [
     ['pg', { url: PG_URL }],
     ['my', { url: MYSQL_URL }],

@@ -16,7 +16,7 @@ import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
 import { readCsv, readLines, rssMiB, sampleRss } from './support/export-client.ts';
-import { MYSQL_URL, PG_URL, tempDir } from './support/harness.ts';
+import { MYSQL_URL, PG_URL, tempDir, workspaceSqliteDir } from './support/harness.ts';
 import { http, startDbq, type DbqProcess } from './support/processes.ts';
 
 const N = 1_000_000;
@@ -47,8 +47,7 @@ beforeAll(async () => {
   dataDir = tempDir('dbq-export-');
   const env = { DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'warn' };
   const config = loadConfig(env);
-  fs.mkdirSync(config.sqliteDir, { recursive: true });
-  fs.writeFileSync(path.join(config.sqliteDir, 'export.db'), '');
+  fs.writeFileSync(path.join(workspaceSqliteDir({ config }, 'default'), 'export.db'), '');
   const svc = await createServices(config, { logger: createLogger('silent') });
   await setWorkspacePlan(svc.db, 'default', 'enterprise');
   await createUser(svc.db, { workspace: 'default', email: 'admin@export.test', role: 'admin' });

@@ -6,7 +6,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, MYSQL_URL, PG_URL, type Harness } from './support/harness.ts';
+import { createHarness, MYSQL_URL, PG_URL, workspaceSqliteDir, type Harness } from './support/harness.ts';
 
 let h: Harness;
 const suffix = `${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
@@ -22,7 +22,7 @@ const ph = (e: Eng, n: number) => (e === 'postgres' ? `$${n}` : '?');
 async function count(e: Eng): Promise<number> {
   if (e === 'postgres') return Number((await pgClient.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
   if (e === 'mysql') return Number(((await my.query(`SELECT count(*) AS n FROM ${table}`)) as any)[0][0].n);
-  const db = new Database(path.join(h.config.sqliteDir, 'q.db'), { readonly: true });
+  const db = new Database(path.join(workspaceSqliteDir(h, 'default'), 'q.db'), { readonly: true });
   try {
     return (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
   } finally {
@@ -45,7 +45,7 @@ beforeAll(async () => {
   my = await mysql.createConnection({ host: '127.0.0.1', user: 'root', database: 'test' });
   await my.query(`CREATE TABLE ${table} (id int PRIMARY KEY, v varchar(20))`);
   await my.query(`INSERT INTO ${table} VALUES ${Array.from({ length: 50 }, (_, i) => `(${i + 1}, 'v${i + 1}')`).join(',')}`);
-  const lite = new Database(path.join(h.config.sqliteDir, 'q.db'));
+  const lite = new Database(path.join(workspaceSqliteDir(h, 'default'), 'q.db'));
   lite.exec(`CREATE TABLE ${table} (id integer PRIMARY KEY, v text)`);
   const ins = lite.prepare(`INSERT INTO ${table} VALUES (?, ?)`);
   for (let i = 1; i <= 50; i++) ins.run(i, `v${i}`);

@@ -21,7 +21,7 @@ import type { Principal } from '../src/workspaces/api-keys.ts';
 import { authenticateKey, createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { createWorkspace, getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
-import { createHarness, type Harness } from './support/harness.ts';
+import { createHarness, workspaceSqliteDir, type Harness } from './support/harness.ts';
 import { deleteRedisKeys, MACHINE_REDIS_URL } from './support/processes.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -296,7 +296,7 @@ describe('plan limits through /api', () => {
     await createUser(h.svc.db, { workspace: 'tightws', email: 'a@tight.test', role: 'admin' });
     const key = (await createApiKey(h.svc.db, { workspace: 'tightws', email: 'a@tight.test', name: 'k' })).secret;
     const database = `tight-${process.pid}.db`;
-    const setup = new Database(path.join(h.svc.config.sqliteDir, database));
+    const setup = new Database(path.join(workspaceSqliteDir(h, 'tightws'), database));
     setup.exec('CREATE TABLE t (x int)');
     setup.close();
     expect((await h.call('POST', '/w/tightws/api/connections', key, { name: 'lite', engine: 'sqlite', database })).status).toBe(201);
@@ -312,7 +312,7 @@ describe('plan limits through /api', () => {
       expect(res.headers['retry-after']).toBeDefined();
     }
     await sleep(200); // an async query that slipped through would have run by now
-    const file = new Database(path.join(h.svc.config.sqliteDir, database), { readonly: true });
+    const file = new Database(path.join(workspaceSqliteDir(h, 'tightws'), database), { readonly: true });
     try {
       expect(file.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 0 });
     } finally {

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE_NAMES } from '../src/engines/engine.ts';
 import { ANALYTIC_FIXTURE, ANALYTIC_READS, TYPO_READS } from './fixtures/analytic-reads.ts';
-import { createHarness, type Harness } from './support/harness.ts';
+import { createHarness, workspaceSqliteDir, type Harness } from './support/harness.ts';
 
 let h: Harness | undefined;
 const dbName = `dbq_analytic_${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
@@ -40,7 +40,7 @@ beforeAll(async () => {
   await my.query(`USE ${dbName}`);
   for (const statement of ANALYTIC_FIXTURE.mysql) await my.query(statement);
 
-  const lite = new Database(path.join(h.config.sqliteDir, SQLITE_FILE));
+  const lite = new Database(path.join(workspaceSqliteDir(h, 'default'), SQLITE_FILE));
   try {
     for (const statement of ANALYTIC_FIXTURE.sqlite) lite.exec(statement);
   } finally {

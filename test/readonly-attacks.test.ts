@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineName } from '../src/engines/engine.ts';
 import { ATTACK_STATEMENTS } from './fixtures/attack-statements.ts';
 import { READ_STATEMENTS } from './fixtures/read-statements.ts';
-import { createHarness, type Harness } from './support/harness.ts';
+import { createHarness, workspaceSqliteDir, type Harness } from './support/harness.ts';
 
 let h: Harness;
 const dbName = `dbq_guard_${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
@@ -34,12 +34,12 @@ async function snapshot(engine: EngineName): Promise<string> {
     const [routines] = (await my.query('SELECT COUNT(*) AS r FROM information_schema.routines WHERE routine_schema = ?', [dbName])) as any;
     return JSON.stringify([probe[0].p, tables[0].t, routines[0].r]);
   }
-  const file = path.join(h.config.sqliteDir, 'guard.db');
+  const file = path.join(workspaceSqliteDir(h, 'default'), 'guard.db');
   const db = new Database(file, { readonly: true });
   try {
     const probe = db.prepare("SELECT group_concat(id || ':' || coalesce(v, ''), ',') AS p FROM (SELECT * FROM guard_probe ORDER BY id)").get();
     const master = db.prepare("SELECT group_concat(type || name, ',') AS m FROM (SELECT * FROM sqlite_master ORDER BY name)").get();
-    const files = fs.readdirSync(h.config.sqliteDir).filter((f) => !f.startsWith('guard.db')).sort();
+    const files = fs.readdirSync(workspaceSqliteDir(h, 'default')).filter((f) => !f.startsWith('guard.db')).sort();
     const tmpFiles = fs.readdirSync('/tmp').filter((f) => f.startsWith('dbq_guard_probe')).sort();
     return JSON.stringify([probe, master, files, tmpFiles]);
   } finally {
@@ -67,7 +67,7 @@ beforeAll(async () => {
   await my.query(`USE ${dbName}`);
   await my.query("CREATE TABLE guard_probe (id int PRIMARY KEY, v text); ");
   await my.query("INSERT INTO guard_probe VALUES (1, 'a'), (2, 'b'), (3, NULL)");
-  const lite = new Database(path.join(h.config.sqliteDir, 'guard.db'));
+  const lite = new Database(path.join(workspaceSqliteDir(h, 'default'), 'guard.db'));
   lite.exec("CREATE TABLE guard_probe (id integer PRIMARY KEY, v text); INSERT INTO guard_probe VALUES (1, 'a'), (2, 'b'), (3, NULL);");
   lite.close();
   const bodies = {

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, MYSQL_URL, PG_URL, type Harness } from './support/harness.ts';
+import { createHarness, MYSQL_URL, PG_URL, workspaceSqliteDir, type Harness } from './support/harness.ts';
 
 const CAP = 1024;
 let h: Harness;
@@ -21,7 +21,7 @@ const CASES = [
 
 beforeAll(async () => {
   h = await createHarness({ DBQ_MAX_RESULT_BYTES: String(CAP) });
-  fs.writeFileSync(path.join(h.config.sqliteDir, 'cap.db'), '');
+  fs.writeFileSync(path.join(workspaceSqliteDir(h, 'default'), 'cap.db'), '');
   for (const [name, body] of [
     ['pg', { url: PG_URL }],
     ['my', { url: MYSQL_URL }],

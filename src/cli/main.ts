@@ -5,6 +5,7 @@ import { Command, Option } from 'commander';
 import { loadConfig, type Config } from '../config.ts';
 import { listConnections, type ConnectionRecord } from '../connections/connections.ts';
 import { addConnection, changeConnection } from '../connections/save-connection.ts';
+import { ensureWorkspaceSqliteDir, workspaceSqliteDir } from '../connections/sqlite-path.ts';
 import { DbqError, InvalidRequestError } from '../errors.ts';
 import { createLogger } from '../logger.ts';
 import { closeServices, createServices, type Services } from '../services.ts';
@@ -71,7 +72,8 @@ export function buildCli(): Command {
     .action((slug: string, opts: { plan: string; name?: string } & JsonOpt) =>
       withCore(async (svc) => {
         const ws = await createWorkspace(svc.db, { slug, plan: opts.plan, name: opts.name });
-        print(opts, { workspace: ws }, `Created workspace ${ws.slug} (${ws.plan}) ${ws.id}`);
+        const sqliteDir = ensureWorkspaceSqliteDir(svc.config.sqliteDir, ws.slug);
+        print(opts, { workspace: { ...ws, sqliteDir } }, `Created workspace ${ws.slug} (${ws.plan}) ${ws.id}; its SQLite files go in ${sqliteDir}`);
       }),
     );
   workspace
@@ -90,8 +92,9 @@ export function buildCli(): Command {
     .option('--json', 'print JSON')
     .action((opts: JsonOpt) =>
       withCore(async (svc) => {
-        const workspaces = await listWorkspaces(svc.db);
-        print(opts, { workspaces }, workspaces.map((w) => `${w.slug}\t${w.plan}\t${w.name}`).join('\n'));
+        // sqliteDir: where the workspace's `sqlite:<file>` connections resolve (and nowhere else).
+        const workspaces = (await listWorkspaces(svc.db)).map((w) => ({ ...w, sqliteDir: workspaceSqliteDir(svc.config.sqliteDir, w.slug) }));
+        print(opts, { workspaces }, workspaces.map((w) => `${w.slug}\t${w.plan}\t${w.name}\t${w.sqliteDir}`).join('\n'));
       }),
     );
 
@@ -197,7 +200,7 @@ export function buildCli(): Command {
   const connection = program.command('connection').description('manage database connections');
   connection
     .command('add')
-    .description('add a connection: postgres://user:pass@host:5432/db?sslmode=require, mysql://user:pass@host:3306/db or sqlite:<file under DBQ_SQLITE_DIR>')
+    .description("add a connection: postgres://user:pass@host:5432/db?sslmode=require, mysql://user:pass@host:3306/db or sqlite:<file in the workspace's DBQ_SQLITE_DIR/<slug>/>")
     .requiredOption('--workspace <slug>', 'workspace')
     .requiredOption('--name <name>', 'connection name')
     .requiredOption('--url <url>', 'connection URL')

@@ -4,6 +4,7 @@ import { createConnection, getConnectionRow } from '../connections/connections.t
 import { ConnectionNotFoundError } from '../errors.ts';
 import { buildApp } from '../http/app.ts';
 import { exitOnSignals, startServer } from '../http/server.ts';
+import { ensureWorkspaceSqliteDir } from '../connections/sqlite-path.ts';
 import { createSampleSqlite } from '../sample/load-sample.ts';
 import { createServices, type Services } from '../services.ts';
 import { ensureDefaultWorkspace } from '../workspaces/workspaces.ts';
@@ -13,10 +14,11 @@ import { issueSetupToken } from '../web/setup-token.ts';
 
 export const SAMPLE_CONNECTION = 'sample';
 
-/** Creates the sample shop database under DBQ_SQLITE_DIR and connects it to `default`. */
+/** Creates the sample shop database in `default`'s directory (DBQ_SQLITE_DIR/default/) and
+ * connects it to `default`: it belongs to that workspace alone. */
 export async function ensureSample(svc: Services): Promise<void> {
-  createSampleSqlite(path.join(svc.config.sqliteDir, 'sample.db'));
   const ws = await ensureDefaultWorkspace(svc.db);
+  createSampleSqlite(path.join(ensureWorkspaceSqliteDir(svc.config.sqliteDir, ws.slug), 'sample.db'));
   try {
     await getConnectionRow(svc.db, ws.id, SAMPLE_CONNECTION);
   } catch (err) {

@@ -7,9 +7,10 @@ import { ENGINE_NAMES, type EngineConfig, type ReadAccess } from '../engines/eng
 import { newId, nowIso } from '../ids.ts';
 import type { ConnectionRow, Database } from '../store/schema.ts';
 import type { Memo } from '../store/store.ts';
+import { checkConnectionTarget, type ConnectionTargets } from './connection-targets.ts';
 import { parseConnectionUrl, type ConnectionFields } from './connection-url.ts';
 import type { SecretBox } from './secret-box.ts';
-import { resolveSqlitePath } from './sqlite-path.ts';
+import { resolveSqlitePath, workspaceSqliteDir } from './sqlite-path.ts';
 
 export interface ConnectionRecord {
   id: string;
@@ -83,7 +84,33 @@ export type AdHocConnectionInput = z.infer<typeof adHocConnectionSchema>;
 export interface ConnectionDeps {
   db: Kysely<Database>;
   secretBox: SecretBox;
+  /** DBQ_SQLITE_DIR: a workspace's `sqlite:<file>` resolves in its `<slug>/` directory only. */
   sqliteDir: string;
+  /** DBQ_CONNECTION_TARGETS (services.ts); absent or null: any host. */
+  connectionTargets?: ConnectionTargets | null;
+}
+
+/** Where the settings point must be a host the server may dial (connection-targets.ts), or a
+ * file in the workspace's own SQLite directory. */
+async function checkWhere(deps: ConnectionDeps, fields: ConnectionFields, sqliteDir: () => Promise<string>): Promise<void> {
+  if (fields.engine === 'sqlite') resolveSqlitePath(await sqliteDir(), fields.database);
+  else await checkConnectionTarget(deps.connectionTargets ?? null, fields.host!);
+}
+
+/** A record as looked up for use, with its workspace's slug: a SQLite file resolves inside
+ * DBQ_SQLITE_DIR/<slug>/, and pools are opened synchronously from the row (pool-registry.ts). */
+export type StoredConnectionRow = ConnectionRow & { workspace_slug: string };
+
+/** The slug of the workspace a row belongs to, when it was looked up by getConnectionRow. */
+export function workspaceSlugOf(row: ConnectionRow): string | null {
+  const slug = (row as Partial<StoredConnectionRow>).workspace_slug;
+  return typeof slug === 'string' ? slug : null;
+}
+
+/** The SQLite directory of a workspace, by id. */
+async function sqliteDirOf(deps: ConnectionDeps, workspaceId: string): Promise<string> {
+  const ws = await deps.db.selectFrom('workspaces').select('slug').where('id', '=', workspaceId).executeTakeFirstOrThrow();
+  return workspaceSqliteDir(deps.sqliteDir, ws.slug);
 }
 
 export function toRecord(row: ConnectionRow): ConnectionRecord {
@@ -204,10 +231,17 @@ export async function listConnections(db: Kysely<Database>, workspaceId: string)
 }
 
 /** Looks a connection up by id or by name, inside one workspace only. */
-export async function getConnectionRow(db: Kysely<Database>, workspaceId: string, idOrName: string, memo?: Memo): Promise<ConnectionRow> {
+export async function getConnectionRow(db: Kysely<Database>, workspaceId: string, idOrName: string, memo?: Memo): Promise<StoredConnectionRow> {
   const column = idOrName.startsWith('conn_') ? 'id' : 'name';
   const lookup = () =>
-    db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId).where(column, '=', idOrName).executeTakeFirst();
+    db
+      .selectFrom('connections')
+      .innerJoin('workspaces', 'workspaces.id', 'connections.workspace_id')
+      .selectAll('connections')
+      .select('workspaces.slug as workspace_slug')
+      .where('connections.workspace_id', '=', workspaceId)
+      .where(`connections.${column}`, '=', idOrName)
+      .executeTakeFirst();
   const row = memo ? await memo(`conn:${workspaceId}:${column}:${idOrName}`, lookup) : await lookup();
   if (!row) throw new ConnectionNotFoundError();
   return row;
@@ -228,7 +262,7 @@ export async function createConnection(deps: ConnectionDeps, workspaceId: string
   if (input.createReader) throw new InvalidRequestError('createReader is handled by addConnection', { field: 'createReader' });
   const fields = resolveSettings(input);
   const reader = resolveReader(input, fields, null);
-  if (fields.engine === 'sqlite') resolveSqlitePath(deps.sqliteDir, fields.database);
+  await checkWhere(deps, fields, () => sqliteDirOf(deps, workspaceId));
   await assertNameFree(deps.db, workspaceId, input.name);
   const now = nowIso();
   const id = newId('conn');
@@ -312,10 +346,11 @@ export async function updateConnection(
   const fields = resolveSettings(input, fieldsOf(row, deps.secretBox));
   // Reader credentials belong to one server: a connection moved to another engine drops them.
   const reader = resolveReader(input, fields, fields.engine === row.engine ? readerOf(row, deps.secretBox) : null);
-  if (fields.engine === 'sqlite') resolveSqlitePath(deps.sqliteDir, fields.database);
+  await checkWhere(deps, fields, async () => workspaceSqliteDir(deps.sqliteDir, row.workspace_slug));
   if (input.name !== undefined) await assertNameFree(deps.db, workspaceId, input.name, row.id);
+  const { workspace_slug: _slug, ...stored } = row;
   const updated: ConnectionRow = {
-    ...row,
+    ...stored,
     name: input.name ?? row.name,
     engine: fields.engine,
     host: fields.host,
@@ -350,15 +385,22 @@ function laterThan(previous: string): string {
   return new Date(now > prev ? now : prev + 1).toISOString();
 }
 
+/** `sqliteWorkspaceDir`: DBQ_SQLITE_DIR/<slug>/ of the connection's workspace; null where no
+ * SQLite file may be opened (a sqlite config is then refused). */
 export function toEngineConfig(
   fields: ConnectionFields,
-  opts: { sqliteDir: string; maxConnections: number; acquireTimeoutMs: number; connectTimeoutMs: number },
+  opts: { sqliteWorkspaceDir: string | null; maxConnections: number; acquireTimeoutMs: number; connectTimeoutMs: number },
 ): EngineConfig {
+  let database = fields.database;
+  if (fields.engine === 'sqlite') {
+    if (opts.sqliteWorkspaceDir === null) throw new InvalidRequestError('sqlite connections are not accepted here', { field: 'database' });
+    database = resolveSqlitePath(opts.sqliteWorkspaceDir, fields.database);
+  }
   return {
     engine: fields.engine,
     host: fields.host,
     port: fields.port,
-    database: fields.engine === 'sqlite' ? resolveSqlitePath(opts.sqliteDir, fields.database) : fields.database,
+    database,
     user: fields.user,
     password: fields.password,
     ssl: fields.ssl,

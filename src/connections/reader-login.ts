@@ -37,7 +37,8 @@ function statementsFor(fields: ConnectionFields, user: string, password: string)
 async function runAsAdmin(svc: Services, fields: ConnectionFields, statements: string[], stopAtFailure: boolean): Promise<void> {
   const timeoutMs = svc.config.connectionTestTimeoutMs;
   const engine = svc.createEngine(
-    toEngineConfig(fields, { sqliteDir: svc.config.sqliteDir, maxConnections: 1, acquireTimeoutMs: timeoutMs, connectTimeoutMs: timeoutMs }),
+    // Reader logins are for servers with logins: no SQLite file is ever opened here.
+    toEngineConfig(fields, { sqliteWorkspaceDir: null, maxConnections: 1, acquireTimeoutMs: timeoutMs, connectTimeoutMs: timeoutMs }),
   );
   try {
     for (const sql of statements) {

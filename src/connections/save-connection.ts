@@ -19,7 +19,7 @@ import { auditConnection } from './read-access.ts';
 import { createReaderLogin, dropReaderLogin } from './reader-login.ts';
 
 function depsOf(svc: Services): ConnectionDeps {
-  return { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir };
+  return { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir, connectionTargets: svc.connectionTargets };
 }
 
 /** Creates the reader login when asked, then `save` with it; a failed save drops the login. */

@@ -8,7 +8,9 @@ import { DbqError, InsufficientPermissionsError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { adHocConnectionSchema, connectionSettingsShape, getConnectionRow, resolveReader, resolveSettings, toEngineConfig } from './connections.ts';
+import { checkConnectionTarget } from './connection-targets.ts';
 import { storeReadAccess } from './read-access.ts';
+import { workspaceSqliteDir } from './sqlite-path.ts';
 
 export const testConnectionSchema = z.union([
   z.object({ connectionId: z.string().min(1).max(200) }).strict(),
@@ -38,8 +40,10 @@ export async function testConnection(svc: Services, principal: Principal, input:
   const timeoutMs = svc.config.connectionTestTimeoutMs;
   let run: () => Promise<{ serverVersion: string; readAccess: ReadAccess }>;
   let store: (access: ReadAccess) => Promise<void> = async () => {};
+  let host: string | null;
   if ('connectionId' in input) {
     const row = await getConnectionRow(svc.db, principal.workspace.id, input.connectionId);
+    host = row.engine === 'sqlite' ? null : row.host;
     const engine = svc.pools.get(row);
     const reader = svc.pools.forRead(row);
     run = () => testAndAudit(engine, reader, Boolean(row.read_username), timeoutMs);
@@ -49,8 +53,10 @@ export async function testConnection(svc: Services, principal: Principal, input:
     const { name: _name, ...settings } = input;
     const parsed = adHocConnectionSchema.parse(settings);
     const fields = resolveSettings(parsed);
+    host = fields.engine === 'sqlite' ? null : fields.host;
     const readerCredentials = resolveReader(parsed, fields, null);
-    const options = { sqliteDir: svc.config.sqliteDir, maxConnections: 1, acquireTimeoutMs: timeoutMs, connectTimeoutMs: timeoutMs };
+    const sqliteWorkspaceDir = workspaceSqliteDir(svc.config.sqliteDir, principal.workspace.slug);
+    const options = { sqliteWorkspaceDir, maxConnections: 1, acquireTimeoutMs: timeoutMs, connectTimeoutMs: timeoutMs };
     const engineConfig = toEngineConfig(fields, options);
     const readerConfig = readerCredentials ? toEngineConfig({ ...fields, user: readerCredentials.user, password: readerCredentials.password }, options) : null;
     run = async () => {
@@ -64,6 +70,9 @@ export async function testConnection(svc: Services, principal: Principal, input:
       }
     };
   }
+  // Outside DBQ_CONNECTION_TARGETS: one 403 for every host, before anything is dialled. The
+  // engine refuses too, but here it would read as ok:false, an answer that says "down".
+  if (host !== null) await checkConnectionTarget(svc.connectionTargets, host);
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
   let timer: NodeJS.Timeout | undefined;

@@ -145,8 +145,8 @@ export interface Engine {
   readCatalog?(missed?: boolean): Promise<PostgresCatalog | undefined>;
   /** DDL ran on the connection: the next read reloads the catalog. */
   invalidateCatalog?(): void;
-  /** MySQL: names of stored and loadable functions (lower-case), cached. */
-  storedFunctionNames?(): Promise<ReadonlySet<string>>;
+  /** MySQL: which of these called names would run a stored or loadable function. */
+  findStoredFunctions?(names: readonly string[]): Promise<string[]>;
   /** Compile the statement without running it (SQLite prepare, MySQL PREPARE in a read-only
    * transaction); throws QueryFailedError when the engine cannot compile it. */
   inspect?(sql: string): Promise<StatementInfo>;

@@ -36,10 +36,16 @@ export const CAPABILITIES: Record<EngineName, Capabilities> = {
   sqlite: { placeholder: '?', hasSchemas: false },
 };
 
-export function createEngine(config: EngineConfig): Engine {
+export interface CreateEngineOptions {
+  /** Runs before the adapter is built, on first use; it may refuse (the next call asks again)
+   * or adjust the config (DBQ_CONNECTION_TARGETS: src/connections/connection-targets.ts). */
+  beforeOpen?: (config: EngineConfig) => Promise<EngineConfig>;
+}
+
+export function createEngine(config: EngineConfig, opts: CreateEngineOptions = {}): Engine {
   const load = LOADERS[config.engine];
   if (!load) throw new Error(`unknown engine ${String(config.engine)}`);
-  return new LazyEngine(config, load);
+  return new LazyEngine(config, load, opts.beforeOpen);
 }
 
 class LazyEngine implements Engine {
@@ -52,6 +58,7 @@ class LazyEngine implements Engine {
   constructor(
     private readonly config: EngineConfig,
     private readonly loadFactory: () => Promise<EngineFactory>,
+    private readonly beforeOpen?: (config: EngineConfig) => Promise<EngineConfig>,
   ) {
     this.name = config.engine;
     this.capabilities = CAPABILITIES[config.engine];
@@ -59,9 +66,9 @@ class LazyEngine implements Engine {
 
   private adapter(): Promise<Engine> {
     if (this.engine) return Promise.resolve(this.engine);
-    this.loading ??= this.loadFactory().then(
-      (factory) => {
-        const engine = factory(this.config);
+    this.loading ??= Promise.all([this.loadFactory(), this.beforeOpen ? this.beforeOpen(this.config) : this.config]).then(
+      ([factory, config]) => {
+        const engine = factory(config);
         // Used after close(): behave as a closed adapter does (the call fails), open nothing.
         if (this.closed) void engine.close().catch(() => {});
         return (this.engine = engine);
@@ -107,9 +114,9 @@ class LazyEngine implements Engine {
     this.engine?.invalidateCatalog?.();
   }
 
-  async storedFunctionNames(): Promise<ReadonlySet<string>> {
+  async findStoredFunctions(names: readonly string[]): Promise<string[]> {
     const engine = this.engine ?? (await this.adapter());
-    return engine.storedFunctionNames ? engine.storedFunctionNames() : new Set<string>();
+    return engine.findStoredFunctions ? engine.findStoredFunctions(names) : [];
   }
 
   async inspect(sql: string): Promise<StatementInfo> {

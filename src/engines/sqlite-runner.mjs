@@ -82,11 +82,33 @@ function size(row) {
   return n;
 }
 
-function prepare(db, sql, readOnly, timeoutMs) {
+function prepare(db, sql, readOnly, timeoutMs, params) {
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(timeoutMs))}`);
   const stmt = db.prepare(sql);
   if (readOnly && !stmt.readonly) throw new RunnerError('permission', 'statement is not read-only');
+  if (!stmt.reader) refuseOtherFiles(db, sql, params);
   return stmt;
+}
+
+/** ATTACH opens any file (the metadata store, another workspace's database), VACUUM INTO
+ * writes a copy anywhere: the guard refuses both for every role (guard-sqlite.ts), and this is
+ * the second layer. better-sqlite3 offers no authorizer callback and no
+ * sqlite3_limit(SQLITE_LIMIT_ATTACHED), and sqlite3_stmt_readonly is true for ATTACH, so
+ * SQLite's own compiled program is read instead: ATTACH and DETACH call the internal
+ * functions sqlite_attach/sqlite_detach, VACUUM INTO is a Vacuum opcode with a file-name
+ * register (P2). Only statements that return no rows can be any of them, so reads pay nothing.
+ * Extensions: loadExtension is never called here, and without it SQLite's load_extension()
+ * answers "not authorized". */
+function refuseOtherFiles(db, sql, params) {
+  for (const op of db.prepare(`EXPLAIN ${sql}`).all(...bind(params))) {
+    const fn = typeof op.p4 === 'string' ? op.p4 : '';
+    if (fn.startsWith('sqlite_attach(') || fn.startsWith('sqlite_detach(')) {
+      throw new RunnerError('permission', 'ATTACH and DETACH are not allowed: a connection reaches its own database file only');
+    }
+    if (op.opcode === 'Vacuum' && op.p2 !== 0) {
+      throw new RunnerError('permission', 'VACUUM INTO is not allowed: it writes a copy of the database to another file');
+    }
+  }
 }
 
 function columnsOf(stmt) {
@@ -116,7 +138,7 @@ const handlers = {
     const db = open(readOnly);
     let keep = false;
     try {
-      const stmt = prepare(db, sql, readOnly, timeoutMs);
+      const stmt = prepare(db, sql, readOnly, timeoutMs, params);
       if (!stmt.reader) {
         const info = stmt.run(...bind(params));
         return { columns: [], rows: [], truncated: false, affectedRows: info.changes };
@@ -140,7 +162,7 @@ const handlers = {
   streamOpen({ sql, params, readOnly, timeoutMs, batch }) {
     const db = open(readOnly);
     try {
-      const stmt = prepare(db, sql, readOnly, timeoutMs);
+      const stmt = prepare(db, sql, readOnly, timeoutMs, params);
       if (!stmt.reader) {
         stmt.run(...bind(params));
         done(db, readOnly, false);

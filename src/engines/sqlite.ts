@@ -2,7 +2,7 @@
 // Owns: the pool of runner processes (at most min(maxConnections, 4), started lazily,
 // replaced lazily after a kill), read-only mode (read-only handle + PRAGMA query_only +
 // stmt.readonly), timeout and cancel by SIGKILL, error classification by SQLITE_* code.
-// config.database is the absolute file path, already checked to be under DBQ_SQLITE_DIR.
+// config.database is the absolute file path, already checked to be under DBQ_SQLITE_DIR/<slug>/.
 
 import {
   ConnectionFailedError,

@@ -5,7 +5,9 @@
 // prefix to SQLite and a comment to the parser: refused. See guard.ts for what no guard stops.
 import type { Verdict } from './verdict.ts';
 import { SQLITE_FUNCTIONS, SQLITE_PAREN_KEYWORDS } from './allowlist-sqlite.ts';
+import { findStringTableName } from './call-gate.ts';
 import { COMMON_WRITE_KEYWORDS, classifyWithNodeSql, leadingKeyword, type NodeSqlDialect } from './node-sql-guard.ts';
+import { findStatementShape, lexSql, sanitizeRange } from './sql-lexer.ts';
 import { readVerdict, writeVerdict } from './verdict-builders.ts';
 
 const IDENTIFIER = String.raw`(?:[A-Za-z_][\w$]*|\x60[^\x60]*\x60|"[^"]*")`;
@@ -48,10 +50,40 @@ const SQLITE_DIALECT: NodeSqlDialect = {
   sanitize: { rewriteCode: rewriteNumberedParameters, rewriteIdentifier: rewriteBracketIdentifier },
   explainPrefix: EXPLAIN_PREFIX,
   calls: { engine: 'SQLite', functions: SQLITE_FUNCTIONS, parenKeywords: SQLITE_PAREN_KEYWORDS, tableFunctionPrefix: 'pragma_' },
+  checkSanitized: findStringTableName,
   writeKeywords: SQLITE_WRITE_KEYWORDS,
   classifyUnparsed: classifyPragma,
 };
 
+// ATTACH opens (and creates) any file the server may read or write: the metadata store in
+// DBQ_DATA_DIR, another workspace's database. VACUUM INTO writes a full copy of the database
+// to any path. DETACH only makes sense after ATTACH. None of them is a write to the
+// connection's own file, so none is an admin's privilege: refused for every role, EXPLAIN
+// forms included (EXPLAIN only compiles, but one rule is easier to trust). SQLite allows them
+// only as a whole statement (not in a CTE, a trigger or an expression), so the statement's
+// first keyword decides; sqlite-runner.mjs checks the compiled program again.
+const OTHER_FILES = /^[\s(]*(?:EXPLAIN(?:\s+QUERY\s+PLAN)?\s+)?(ATTACH|DETACH|VACUUM)\b/i;
+const OTHER_FILES_REASONS: Record<string, string> = {
+  ATTACH: 'ATTACH is not allowed: a connection reaches its own database file only',
+  DETACH: 'DETACH is not allowed: a connection reaches its own database file only',
+  VACUUM: 'VACUUM INTO is not allowed: it writes a copy of the database to another file',
+};
+
+function refuseOtherFiles(sql: string): Verdict | undefined {
+  // The keywords cannot be spelled without their letters: text without them needs no lexing.
+  if (!/ATTACH|DETACH|VACUUM/i.test(sql)) return undefined;
+  const lexed = lexSql(sql, 'sqlite');
+  const shape = findStatementShape(lexed);
+  if (shape.shape !== 'single') return undefined;
+  const text = sanitizeRange(lexed, shape.start, shape.end, SQLITE_DIALECT.sanitize);
+  const match = OTHER_FILES.exec(text);
+  if (match === null) return undefined;
+  const keyword = match[1].toUpperCase();
+  // Plain VACUUM rewrites the connection's own file: an admin's write like any other.
+  if (keyword === 'VACUUM' && !/\bINTO\b/i.test(text.slice(match[0].length))) return undefined;
+  return { kind: 'rejected', statementType: keyword, reason: OTHER_FILES_REASONS[keyword] };
+}
+
 export function classifySqlite(sql: string): Verdict {
-  return classifyWithNodeSql(sql, SQLITE_DIALECT);
+  return refuseOtherFiles(sql) ?? classifyWithNodeSql(sql, SQLITE_DIALECT);
 }

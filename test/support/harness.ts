@@ -31,6 +31,14 @@ export interface Harness {
   call(method: string, url: string, key: string | null, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
 }
 
+/** DBQ_SQLITE_DIR/<slug>/, created if need be: the only place a workspace's `sqlite:<file>`
+ * connections resolve in, so a test's SQLite files go there. */
+export function workspaceSqliteDir(h: { config: Config }, slug: string): string {
+  const dir = path.join(h.config.sqliteDir, slug);
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 export async function createHarness(env: Record<string, string> = {}, opts: { logs?: string[] } = {}): Promise<Harness> {
   const dataDir = tempDir();
   const config = loadConfig({ DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: opts.logs ? 'info' : 'silent', ...env });

@@ -3,7 +3,6 @@
 // session registry the tests can watch, then bound to 127.0.0.1 on a free port. It has a
 // SQLite connection `lite` (a file under the harness's sqlite dir) and a PostgreSQL
 // connection `pg` (the machine's real server).
-import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -18,7 +17,7 @@ import { McpSessions } from '../../src/mcp/sessions.ts';
 import { createApiKey } from '../../src/workspaces/api-keys.ts';
 import { createUser } from '../../src/workspaces/users.ts';
 import { getWorkspace } from '../../src/workspaces/workspaces.ts';
-import { createHarness, PG_URL, type Harness } from './harness.ts';
+import { createHarness, PG_URL, workspaceSqliteDir, type Harness } from './harness.ts';
 
 export type McpTransportName = 'sse' | 'streamable';
 export const TRANSPORTS: McpTransportName[] = ['sse', 'streamable'];
@@ -46,8 +45,7 @@ export async function createMcpHarness(opts: McpOptions = {}): Promise<McpHarnes
   if (!address || typeof address === 'string') throw new Error('no address');
   const origin = `http://127.0.0.1:${address.port}`;
 
-  fs.mkdirSync(h.config.sqliteDir, { recursive: true });
-  const file = path.join(h.config.sqliteDir, 'mcp.db');
+  const file = path.join(workspaceSqliteDir(h, 'default'), 'mcp.db');
   const lite = new Database(file);
   lite.exec(`CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL);
     CREATE TABLE orders (id INTEGER PRIMARY KEY, item_id INTEGER NOT NULL REFERENCES items(id), qty INTEGER);
