@@ -39,7 +39,8 @@ export async function auditConnection(svc: Services, row: ConnectionRow): Promis
   try {
     access = await auditEngine(svc.pools.forRead(row), svc.config.connectionTestTimeoutMs);
   } catch (err) {
-    // DbqError messages are the adapter's, with any password masked; nothing else is logged.
+    // DbqError messages are the adapter's, built from fields that hold no password
+    // (engines/connection-reason.ts); nothing else is logged.
     svc.logger.info({ connectionId: row.id, reason: err instanceof DbqError ? err.message : 'internal error' }, 'privilege audit failed');
     return null;
   }

@@ -41,7 +41,7 @@ export function loadSecretKey(configured: string | null, dataDir: string): Buffe
     return key;
   }
   const file = path.join(dataDir, 'secret.key');
-  fs.mkdirSync(dataDir, { recursive: true });
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   try {
     // 'wx' fails if another process (the CLI, a second server) created it first; then read it.
     fs.writeFileSync(file, randomBytes(32).toString('hex') + '\n', { flag: 'wx', mode: 0o600 });

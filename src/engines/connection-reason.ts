@@ -1,38 +1,64 @@
-// The text after "Could not connect to database: ". It is the driver's own message
-// ("connect ECONNREFUSED 127.0.0.1:5999", 'password authentication failed for user "x"'),
-// which never contains the password; it is scrubbed anyway in case a driver ever echoes it.
+// The text after "Could not connect to database: ", built from the error's fields, never from
+// a message with the password's text masked out: a mask is an oracle whenever the password
+// happens to be part of the message (`connect ECONNREFUSED 127.***:5999` says the password was
+// "0.0.1"). Nothing below can hold the password, so nothing is masked and the reason is the
+// same whatever the password:
+// - a Node system error: syscall, code, then address:port or the host name
+//   (`connect ECONNREFUSED 127.0.0.1:5999`, `getaddrinfo ENOTFOUND db.internal`);
+// - the server's own error (a PostgreSQL SQLSTATE, a MySQL errno with its SQLSTATE): its text
+//   names the user or the database, never the password, which a server does not echo
+//   (`password authentication failed for user "x"`, `Access denied for user 'x'@'h' (using
+//   password: YES)`);
+// - the driver's fixed texts (`Connection terminated unexpectedly`, `timeout expired`), which
+//   interpolate nothing from the connection settings.
+// dbq's own reasons (`timed out after 5000 ms`) are ConnectionFailedErrors already.
 
 import { ConnectionFailedError, DbqError, InternalError } from '../errors.ts';
 
-export function connectionReason(err: unknown, password: string | null): string {
-  let message = describe(err);
-  if (password && password.length >= 3) message = message.split(password).join('***');
-  return message;
+interface ErrorFields {
+  code?: unknown;
+  syscall?: unknown;
+  address?: unknown;
+  port?: unknown;
+  hostname?: unknown;
+  errno?: unknown;
+  sqlState?: unknown;
+  sqlMessage?: unknown;
 }
 
-function describe(err: unknown): string {
-  if (err instanceof AggregateError && !err.message) {
+export function connectionReason(err: unknown): string {
+  if (err instanceof AggregateError && err.errors.length > 0) {
     // Node's happy-eyeballs connect (localhost → ::1 and 127.0.0.1) fails with an empty
     // AggregateError; the first attempt's error says what happened.
-    const first: unknown = err.errors[0];
-    if (first) return describe(first);
+    return connectionReason(err.errors[0]);
   }
-  if (err instanceof Error) {
-    if (err.message) return err.message;
-    const code = (err as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
+  if (!(err instanceof Error)) return 'unknown error';
+  const e = err as Error & ErrorFields;
+  if (typeof e.syscall === 'string' && typeof e.code === 'string') {
+    const where =
+      typeof e.address === 'string'
+        ? typeof e.port === 'number'
+          ? `${e.address}:${e.port}`
+          : e.address
+        : typeof e.hostname === 'string'
+          ? e.hostname
+          : '';
+    return [e.syscall, e.code, where].filter(Boolean).join(' ');
   }
-  return String(err);
+  // mysql2 keeps the server's text apart from its own prefixes.
+  if (typeof e.errno === 'number' && typeof e.sqlState === 'string' && typeof e.sqlMessage === 'string') return e.sqlMessage;
+  if (err.message) return err.message;
+  return typeof e.code === 'string' ? e.code : 'unknown error';
 }
 
 /** A failure that is not the server's: a socket error (code ECONNRESET, EPIPE, …) or a driver
  * reporting the connection ended (plain Error) is a connection failure; a TypeError and
  * friends are our own bug and stay a 500. */
-export function classifyTransportError(err: unknown, password: string | null): DbqError {
+export function classifyTransportError(err: unknown): DbqError {
   if (err instanceof DbqError) return err;
   if (err instanceof Error && (err.constructor === Error || typeof (err as { code?: unknown }).code === 'string')) {
-    return new ConnectionFailedError(connectionReason(err, password), err);
+    return new ConnectionFailedError(connectionReason(err), err);
   }
-  if (err instanceof AggregateError) return new ConnectionFailedError(connectionReason(err, password), err);
+  if (err instanceof AggregateError) return new ConnectionFailedError(connectionReason(err), err);
   return new InternalError(err);
 }

@@ -28,21 +28,21 @@ export function errnoOf(err: unknown): number | null {
   return typeof errno === 'number' ? errno : null;
 }
 
-export function classifyMysqlConnectError(err: unknown, password: string | null): DbqError {
+export function classifyMysqlConnectError(err: unknown): DbqError {
   if (err instanceof DbqError) return err;
-  return new ConnectionFailedError(connectionReason(err, password), err);
+  return new ConnectionFailedError(connectionReason(err), err);
 }
 
-export function classifyMysqlError(err: unknown, password: string | null): DbqError {
+export function classifyMysqlError(err: unknown): DbqError {
   if (err instanceof DbqError) return err;
   const e = err as MysqlDriverError;
   const errno = errnoOf(err);
   if (errno !== null && e.sqlState && !e.fatal) {
     if (CONNECTION_ERRNOS.has(errno) || (errno >= 2000 && errno < 3000)) {
-      return new ConnectionFailedError(connectionReason(err, password), err);
+      return new ConnectionFailedError(connectionReason(err), err);
     }
     return new QueryFailedError(e.message, { sqlState: e.sqlState, errno, position: null }, err);
   }
   // Fatal protocol errors (PROTOCOL_CONNECTION_LOST), socket errors (ECONNRESET, …).
-  return classifyTransportError(err, password);
+  return classifyTransportError(err);
 }

@@ -29,9 +29,6 @@ const CATALOG_TIMEOUT_MS = 15_000;
 
 type Flavour = 'mariadb' | 'mysql';
 
-/** How long the list of stored function names is trusted before a background refresh. */
-const STORED_FUNCTIONS_MS = 5_000;
-
 /** "Cannot execute statement in a READ ONLY transaction." */
 const ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION = 1792;
 
@@ -71,8 +68,7 @@ class MysqlEngine implements Engine {
   private readonly broken = new WeakSet<PoolConnection>();
   private pool: mysql.Pool | null = null;
   private flavour: Flavour | null = null;
-  private storedFunctions: { names: ReadonlySet<string>; at: number } | null = null;
-  private loadingStoredFunctions: Promise<ReadonlySet<string>> | null = null;
+  private natives: Promise<ReadonlySet<string>> | null = null;
   private closing: Promise<void> | null = null;
 
   constructor(config: EngineConfig) {
@@ -165,49 +161,58 @@ class MysqlEngine implements Engine {
       });
       return await Promise.race([work, deadline]);
     } catch (err) {
-      throw classifyMysqlConnectError(err, this.config.password);
+      throw classifyMysqlConnectError(err);
     } finally {
       clearTimeout(timer);
       conn?.end(() => {});
     }
   }
 
-  /** Names of stored and loadable functions the login can see, lower-case, kept
-   * STORED_FUNCTIONS_MS and refreshed in the background: a name built in on another server or
-   * version is free for one of these here, and the guard must not take it for the built-in. */
-  storedFunctionNames(): Promise<ReadonlySet<string>> {
-    const cached = this.storedFunctions;
-    if (cached && Date.now() - cached.at < STORED_FUNCTIONS_MS) return Promise.resolve(cached.names);
-    const load = (this.loadingStoredFunctions ??= this.readStoredFunctionNames().finally(() => {
-      this.loadingStoredFunctions = null;
-    }));
-    // Stale but present: decide with it now, fresh names serve the next statement.
-    if (cached) {
-      load.catch(() => {});
-      return Promise.resolve(cached.names);
-    }
-    return load;
-  }
-
-  private async readStoredFunctionNames(): Promise<ReadonlySet<string>> {
+  /** Which of `names` (called in a read, lower-case) would run a stored or loadable function
+   * here rather than a built-in. Asked per statement, in the server's own collation:
+   * routine names compare accent-insensitively (`bín_to_uuid` answers `bin_to_uuid(…)`), and
+   * a function created a moment ago counts at once. Names native to the server are skipped:
+   * a built-in always wins over a stored function of the same name. */
+  async findStoredFunctions(names: readonly string[]): Promise<string[]> {
+    const natives = await this.nativeFunctionNames();
+    const candidates = names.filter((name) => !natives.has(name));
+    if (candidates.length === 0) return [];
+    const marks = candidates.map(() => '?').join(', ');
     const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
     try {
-      const names = new Set<string>();
+      const found = new Set<string>();
       const routines = await session.watch.run(
-        execute(session.conn, "SELECT LOWER(ROUTINE_NAME) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION'", []),
+        execute(session.conn, `SELECT LOWER(ROUTINE_NAME) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION' AND ROUTINE_NAME IN (${marks})`, candidates),
       );
-      for (const row of routines) names.add(String(row[0]));
+      for (const row of routines) found.add(String(row[0]));
       // Loadable functions (CREATE FUNCTION … SONAME) are global; mysql.func is readable only
       // with privileges on the mysql schema, so a reader login may not see them.
-      const loadable = await session.watch.run(execute(session.conn, 'SELECT LOWER(name) FROM mysql.func', [])).catch(() => []);
-      for (const row of loadable) names.add(String(row[0]));
-      this.storedFunctions = { names, at: Date.now() };
-      return names;
+      const loadable = await session.watch.run(execute(session.conn, `SELECT LOWER(name) FROM mysql.func WHERE name IN (${marks})`, candidates)).catch(() => []);
+      for (const row of loadable) found.add(String(row[0]));
+      return [...found];
     } catch (err) {
       throw this.classify(err, session);
     } finally {
       session.release();
     }
+  }
+
+  /** MariaDB lists its native functions (information_schema.SQL_FUNCTIONS); MySQL does not, and
+   * there every called name is asked about. Read once per engine. */
+  private nativeFunctionNames(): Promise<ReadonlySet<string>> {
+    this.natives ??= (async () => {
+      const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
+      try {
+        const rows = await session.watch.run(execute(session.conn, 'SELECT LOWER(FUNCTION) FROM information_schema.SQL_FUNCTIONS', [])).catch(() => []);
+        return new Set(rows.map((row) => String(row[0])));
+      } finally {
+        session.release();
+      }
+    })().catch((err: unknown) => {
+      this.natives = null;
+      throw err;
+    });
+    return this.natives;
   }
 
   async listTables(schema?: string): Promise<SchemaTable[]> {
@@ -293,7 +298,7 @@ class MysqlEngine implements Engine {
         );
       } catch (err) {
         releaseSlot();
-        throw classifyMysqlConnectError(err, this.config.password);
+        throw classifyMysqlConnectError(err);
       }
       const session = this.startSession(conn, opts);
       try {
@@ -406,7 +411,7 @@ class MysqlEngine implements Engine {
     if (session.watch.reason) return session.watch.error();
     const errno = errnoOf(err);
     if (errno !== null && STATEMENT_TIMEOUT_ERRNOS.has(errno)) return new QueryTimeoutError(session.timeoutMs);
-    return classifyMysqlError(err, this.config.password);
+    return classifyMysqlError(err);
   }
 
   /** KILL QUERY from a separate connection: the pool may be exhausted, and the busy
@@ -430,7 +435,7 @@ class MysqlEngine implements Engine {
     try {
       return await readMysqlAccess(async (whom) => ((await query(conn, `SHOW GRANTS FOR ${whom}`)) as unknown[][]).map((row) => String(row[0])));
     } catch (err) {
-      throw classifyMysqlError(err, this.config.password);
+      throw classifyMysqlError(err);
     } finally {
       conn.end(() => {});
     }

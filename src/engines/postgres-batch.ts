@@ -18,7 +18,7 @@ import { RowBudget } from './row-budget.ts';
 const prepareValue = (pg as unknown as { utils: { prepareValue(v: unknown): unknown } }).utils.prepareValue;
 
 interface Connection {
-  stream: { cork?: () => void; uncork?: () => void };
+  stream: { cork?: () => void; uncork?: () => void; destroyed?: boolean; writable?: boolean };
   parse(msg: { text: string; name?: string; types?: number[] }): void;
   bind(msg: { portal?: string; statement?: string; values?: unknown[]; binary?: boolean; valueMapper?: (v: unknown) => unknown }): void;
   describe(msg: { type: 'P' | 'S'; name?: string }): void;
@@ -48,6 +48,13 @@ export class PipelinedStatement extends EventEmitter {
   private position = 0;
   private readonly budget: RowBudget;
   private readonly result: BatchResult = { fields: [], rows: [], truncated: false, command: null, rowCount: null };
+  /** The pipeline went out on an open socket. node-postgres fails a query on a client it knows
+   * is dead without calling submit(). */
+  written = false;
+  /** The server answered some message of the pipeline. PostgreSQL sends its pending replies
+   * before a FATAL error (pg_terminate_backend, shutdown), so a pipeline whose session the
+   * server ended without any reply never started: nothing of it ran. */
+  answered = false;
 
   constructor(
     private readonly setup: readonly Step[],
@@ -71,6 +78,7 @@ export class PipelinedStatement extends EventEmitter {
   }
 
   submit(connection: Connection): Error | null {
+    this.written = !connection.stream.destroyed && connection.stream.writable !== false;
     const run = (step: Step) => {
       if (typeof step === 'string') {
         connection.parse({ text: step, name: '', types: [] });
@@ -104,6 +112,7 @@ export class PipelinedStatement extends EventEmitter {
   }
 
   handleRowDescription(msg: { fields: pg.FieldDef[] }): void {
+    this.answered = true;
     this.result.fields = msg.fields;
   }
 
@@ -112,6 +121,7 @@ export class PipelinedStatement extends EventEmitter {
   }
 
   handleDataRow(msg: { fields: RawRow }): void {
+    this.answered = true;
     if (!this.inStatement || this.result.truncated) return;
     const row = msg.fields;
     if (this.budget.admit(rawRowSize(row))) this.result.rows.push(row);
@@ -119,11 +129,13 @@ export class PipelinedStatement extends EventEmitter {
   }
 
   handlePortalSuspended(): void {
+    this.answered = true;
     if (this.inStatement) this.result.truncated = true;
     this.position++;
   }
 
   handleCommandComplete(msg: { command?: string; rowCount?: number | null }): void {
+    this.answered = true;
     if (this.inStatement) {
       this.result.command = msg.command ?? null;
       this.result.rowCount = msg.rowCount ?? null;
@@ -132,6 +144,7 @@ export class PipelinedStatement extends EventEmitter {
   }
 
   handleEmptyQuery(): void {
+    this.answered = true;
     this.position++;
   }
 
@@ -143,6 +156,7 @@ export class PipelinedStatement extends EventEmitter {
   }
 
   handleReadyForQuery(): void {
+    this.answered = true;
     if (this.error) this.reject(this.error);
     else {
       if (this.budget.truncated) this.result.truncated = true;
@@ -151,6 +165,7 @@ export class PipelinedStatement extends EventEmitter {
   }
 
   handleCopyInResponse(connection: { sendCopyFail(msg: string): void }): void {
+    this.answered = true;
     connection.sendCopyFail('COPY is not supported');
   }
 

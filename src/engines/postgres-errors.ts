@@ -22,25 +22,32 @@ function isConnectionState(code: string): boolean {
 }
 
 /** Errors raised while opening a connection (pool checkout or a fresh client). */
-export function classifyPostgresConnectError(err: unknown, password: string | null): DbqError {
+export function classifyPostgresConnectError(err: unknown): DbqError {
   if (err instanceof DbqError) return err;
-  return new ConnectionFailedError(connectionReason(err, password), err);
+  return new ConnectionFailedError(connectionReason(err), err);
 }
 
 /** Errors raised by a statement on an open connection. 57014 (query_canceled) is handled by
  * the caller, which knows whether it cancelled for a timeout or for an abort. */
-export function classifyPostgresError(err: unknown, password: string | null): DbqError {
+export function classifyPostgresError(err: unknown): DbqError {
   if (err instanceof DbqError) return err;
   if (err instanceof pg.DatabaseError) {
     const code = err.code ?? null;
-    if (code && isConnectionState(code)) return new ConnectionFailedError(connectionReason(err, password), err);
+    if (code && isConnectionState(code)) return new ConnectionFailedError(connectionReason(err), err);
     const position = err.position ? Number(err.position) : null;
     const details: Record<string, unknown> = { sqlState: code, position };
     if (err.detail) details.detail = err.detail;
     if (err.hint) details.hint = err.hint;
     return new QueryFailedError(err.message, details, err);
   }
-  return classifyTransportError(err, password);
+  return classifyTransportError(err);
+}
+
+/** A read whose connection died once it had been sent: it is not sent again, and its history
+ * says so. */
+export function lostWhileRunning(err: unknown): ConnectionFailedError {
+  const why = err instanceof pg.DatabaseError ? `terminated by the server: ${connectionReason(err)}` : connectionReason(err);
+  return new ConnectionFailedError(`the connection was lost while the statement ran (${why}); it was not re-run`, err);
 }
 
 export function sqlStateOf(err: unknown): string | null {

@@ -19,7 +19,7 @@ import {
   type StreamOptions,
   type TestResult,
 } from './engine.ts';
-import { classifyPostgresConnectError, classifyPostgresError, sqlStateOf } from './postgres-errors.ts';
+import { classifyPostgresConnectError, classifyPostgresError, lostWhileRunning, sqlStateOf } from './postgres-errors.ts';
 import {
   TEXT_TYPES,
   batchSize,
@@ -155,6 +155,8 @@ class PostgresEngine implements Engine {
     // CONCURRENTLY and friends refuse.
     for (let attempt = 1; ; attempt++) {
       const session = await this.open(opts, opts.readOnly);
+      // Set while the read's pipeline is the one in flight: what it knows decides a re-send.
+      let pipeline: PipelinedStatement | null = null;
       try {
         // A cancel that came while the session was being opened found no statement to stop:
         // honour it here, before the statement is sent (the send is synchronous from here).
@@ -172,8 +174,10 @@ class PostgresEngine implements Engine {
             READ_TEARDOWN,
             !this.prepared.has(session.client),
           );
+          pipeline = statement;
           session.client.query(statement as unknown as pg.QueryConfig);
           raw = await session.watch.run(statement.done);
+          pipeline = null;
           // Only a pipeline that ran to its end surely prepared every named step; any other
           // outcome resets the connection, which drops them.
           this.prepared.add(session.client);
@@ -195,11 +199,17 @@ class PostgresEngine implements Engine {
         };
       } catch (err) {
         const classified = this.classify(err, session);
-        // A pooled connection the server dropped while idle fails the pipeline before anything
-        // ran; a read is safe to send once more on a fresh connection.
-        if (attempt === 1 && opts.readOnly && classified instanceof ConnectionFailedError && !session.watch.reason) {
-          await session.end();
-          continue;
+        if (pipeline && classified instanceof ConnectionFailedError && !session.watch.reason) {
+          // A pooled connection the server dropped while idle fails the pipeline before any of
+          // it ran: sent once more on a fresh connection. One the server answered had started
+          // the statement (it flushes pending replies before its FATAL), and one that died
+          // unanswered on a transport error may have run it too (a crash or a failover loses
+          // unsent replies): never run twice what a DBA killed, nor give it a second timeout.
+          if (attempt === 1 && neverStarted(pipeline, err)) {
+            await session.end();
+            continue;
+          }
+          throw lostWhileRunning(err);
         }
         throw classified;
       } finally {
@@ -316,7 +326,7 @@ class PostgresEngine implements Engine {
       work.catch(() => {});
       return await Promise.race([work, deadline]);
     } catch (err) {
-      throw classifyPostgresConnectError(err, this.config.password);
+      throw classifyPostgresConnectError(err);
     } finally {
       clearTimeout(timer);
       client?.end().catch(() => {});
@@ -398,7 +408,7 @@ class PostgresEngine implements Engine {
         client = await this.getPool().connect();
       } catch (err) {
         releaseSlot();
-        throw classifyPostgresConnectError(err, this.config.password);
+        throw classifyPostgresConnectError(err);
       }
       const session = this.startSession(client, opts);
       if (pipelined) {
@@ -498,7 +508,7 @@ class PostgresEngine implements Engine {
   private classify(err: unknown, session: Session): DbqError {
     if (session.watch.reason) return session.watch.error();
     if (sqlStateOf(err) === '57014') return new QueryTimeoutError(session.timeoutMs);
-    return classifyPostgresError(err, this.config.password);
+    return classifyPostgresError(err);
   }
 
   /** pg_cancel_backend from a separate connection: the pool may be exhausted, and the busy
@@ -523,9 +533,15 @@ class PostgresEngine implements Engine {
     try {
       return await this.withSideClient((c) => readPostgresAccess(async (text) => (await c.query<Record<string, unknown>>(text)).rows));
     } catch (err) {
-      throw classifyPostgresError(err, this.config.password);
+      throw classifyPostgresError(err);
     }
   }
+}
+
+/** Nothing of the pipeline ran: it never reached an open socket, or the server ended the session
+ * (an ErrorResponse, sent after every pending reply) before answering any of it. */
+function neverStarted(pipeline: PipelinedStatement, err: unknown): boolean {
+  return !pipeline.written || (!pipeline.answered && err instanceof pg.DatabaseError);
 }
 
 /** `PostgreSQL 15.20 (Debian 15.20-0+deb12u1) on x86_64-pc-linux-gnu, …` → `PostgreSQL 15.20`. */

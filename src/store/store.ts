@@ -9,6 +9,7 @@ import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
 import { ChangeEpoch } from './change-epoch.ts';
 import { cachingDatabase } from './statement-cache.ts';
+import { createPrivateFile } from './private-files.ts';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -64,6 +65,8 @@ function openSqliteStore(dataDir: string): Store {
   // The store holds key hashes and sealed secrets: keep the directory private to its owner.
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(dataDir, 'dbq.sqlite');
+  // SQLite would create it 0644 (its default, less the umask), and its -wal and -shm after it.
+  createPrivateFile(file);
   const handle = new SqliteDatabase(file);
   // WAL lets the CLI write (create a key, revoke one) while a server reads; busy_timeout makes
   // the rare writer-writer overlap wait instead of failing with SQLITE_BUSY.
