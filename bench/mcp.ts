@@ -6,6 +6,12 @@
 // calls are interleaved one by one (REST, SSE, Streamable, with the order rotating each turn)
 // so drift — GC, the database, other load on the machine — hits all three alike.
 // Target: an MCP tool call costs at most 1.5x the REST call.
+//
+// Soak mode — heap of one long session per transport:
+//   node --import tsx bench/mcp.ts --soak 20000 [--sql 'SELECT 1'] [postgres-url]
+// Runs dbq in a child process (test/support/mcp-heap-server.ts, --expose-gc), makes that many
+// `execute_query` calls in one SSE session and then one Streamable HTTP session, and prints
+// the server's heap after GC every 1,000 calls, and once the session is closed.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { option } from './support/args.ts';
 import { loadConfig } from '../src/config.ts';
 import { createConnection } from '../src/connections/connections.ts';
 import { buildApp } from '../src/http/app.ts';
@@ -21,30 +28,16 @@ import { closeServices, createServices } from '../src/services.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
+import { connectSoakClient, isolatedFetch, soak, startHeapServer, type SoakTransport } from '../test/support/mcp-soak.ts';
 
-const N = Number(process.argv[2] ?? 2000);
-const PG_URL = process.argv[3] ?? 'postgres://postgres@127.0.0.1:5432/test';
+// Positional arguments are what is left once `--name value` options are taken out.
+const positional = process.argv.slice(2).filter((arg, i, all) => !arg.startsWith('--') && !all[i - 1]?.startsWith('--'));
+const SOAK = Number(option('soak', '0'));
+const N = Number((SOAK ? undefined : positional[0]) ?? 2000);
+const PG_URL = (SOAK ? positional[0] : positional[1]) ?? 'postgres://postgres@127.0.0.1:5432/test';
 const WARMUP = 200;
 
 type Call = () => Promise<void>;
-
-// The SDK's client transports pass one connection-wide AbortSignal to every fetch; undici
-// adds an abort listener per request and drops it only at GC, so a long run piles up
-// thousands (MaxListenersExceededWarning). Each request gets its own signal here, bridged to
-// the transport's — the client-side fix, so the bench times dbq and not that pile-up.
-const isolatedFetch: typeof fetch = async (url, init) => {
-  const parent = init?.signal;
-  if (!parent) return fetch(url, init);
-  const own = new AbortController();
-  const onAbort = () => own.abort(parent.reason);
-  if (parent.aborted) own.abort(parent.reason);
-  else parent.addEventListener('abort', onAbort, { once: true });
-  try {
-    return await fetch(url, { ...init, signal: own.signal });
-  } finally {
-    parent.removeEventListener('abort', onAbort);
-  }
-};
 
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
@@ -124,7 +117,44 @@ async function main(): Promise<void> {
   fs.rmSync(dataDir, { recursive: true, force: true });
 }
 
-main().catch((err) => {
+async function soakMain(): Promise<void> {
+  const sql = option('sql', 'SELECT 1');
+  const every = 1000;
+  const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+  const growth = (bytes: number) => `${bytes >= 0 ? '+' : ''}${mb(bytes)}`;
+  console.log(`\nexecute_query ${JSON.stringify(sql)} on PostgreSQL, ${SOAK} calls in one session per transport after ${WARMUP} warm-up, Node ${process.version}`);
+  console.log('server heap after GC, MB (growth since the warm-up)\n');
+  const server = await startHeapServer(PG_URL);
+  try {
+    for (const transport of ['sse', 'streamable'] as SoakTransport[]) {
+      const client = await connectSoakClient(transport, server.origin, server.key);
+      await client.listTools();
+      const args = { connectionId: 'pg', sql };
+      await soak(client, WARMUP, args, WARMUP, async () => {});
+      const start = (await server.heap()).heapUsed;
+      const t0 = performance.now();
+      console.log(`${transport.padEnd(10)} ${'calls'.padStart(6)} ${'heap'.padStart(7)} ${'growth'.padStart(7)} ${'KB/call'.padStart(8)} ${'rss'.padStart(7)}`);
+      console.log(`${''.padEnd(10)} ${'0'.padStart(6)} ${mb(start).padStart(7)}`);
+      let previous = start;
+      await soak(client, SOAK, args, every, async (done) => {
+        const { heapUsed, rss } = await server.heap();
+        const perCall = ((heapUsed - previous) / every / 1024).toFixed(2);
+        previous = heapUsed;
+        console.log(`${''.padEnd(10)} ${String(done).padStart(6)} ${mb(heapUsed).padStart(7)} ${growth(heapUsed - start).padStart(7)} ${perCall.padStart(8)} ${mb(rss).padStart(7)}`);
+      });
+      const seconds = (performance.now() - t0) / 1000;
+      // A Streamable HTTP session ends with DELETE (client.close() alone leaves it to the idle sweep).
+      if (transport === 'streamable') await (client.transport as StreamableHTTPClientTransport).terminateSession();
+      await client.close();
+      const { heapUsed } = await server.heap();
+      console.log(`${''.padEnd(10)} closed ${mb(heapUsed).padStart(7)} ${growth(heapUsed - start).padStart(7)}   (${seconds.toFixed(1)} s, ${(SOAK / seconds).toFixed(0)} calls/s)\n`);
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+(SOAK ? soakMain() : main()).catch((err) => {
   console.error(err);
   process.exit(1);
 });

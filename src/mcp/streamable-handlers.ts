@@ -11,7 +11,8 @@ import type { Principal } from '../workspaces/api-keys.ts';
 import { hashKey } from '../workspaces/key-format.ts';
 import { countMessages } from './limits.ts';
 import { createMcpServer } from './server.ts';
-import { authInfoOf, authorizeSessionMessage, isRemote, type RemoteSession } from './sessions.ts';
+import { releaseJsonStreams } from './release-json-streams.ts';
+import { authInfoOf, authorizeSessionMessage, isRemote, sessionLogTag, type RemoteSession } from './sessions.ts';
 import type { StreamableRouteOptions } from './streamable-routes.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -61,9 +62,12 @@ async function openSession(
   principal: Principal,
   key: string,
 ): Promise<StreamableHTTPServerTransport> {
-  let log = request.log.child({ transport: 'streamable' });
+  // The id is drawn here rather than by the SDK so every line of the session, tool calls
+  // included, carries its tag from the start (the id itself never reaches a log).
+  const sessionId = randomUUID();
+  const log = request.log.child({ transport: 'streamable', mcpSession: sessionLogTag(sessionId) });
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-    sessionIdGenerator: randomUUID,
+    sessionIdGenerator: () => sessionId,
     // A tool call answers with one application/json body rather than a one-event SSE stream:
     // dbq sends no progress notifications or server-to-client requests, and the stream costs
     // ~30% more per call (bench/mcp.ts: 1.47x vs 1.16x REST at p50). Calls stay bounded by
@@ -76,7 +80,6 @@ async function openSession(
     // the client has its id.
     onsessioninitialized: async (id) => {
       const now = Date.now();
-      log = log.child({ mcpSession: id });
       await opts.sessions.add({
         id,
         kind: 'streamable',
@@ -99,5 +102,7 @@ async function openSession(
     log.info({ sessions: opts.sessions.size }, 'mcp session closed');
   };
   await createMcpServer(svc, log).connect(transport);
+  // The SDK keeps every answered or cancelled JSON-mode request until the session closes.
+  releaseJsonStreams(transport);
   return transport;
 }
