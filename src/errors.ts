@@ -79,6 +79,20 @@ export class PayloadTooLargeError extends DbqError {
   }
 }
 
+/** Node's HTTP parser stopped reading headers past its limit (16 KiB). */
+export class HeadersTooLargeError extends DbqError {
+  constructor() {
+    super('headers_too_large', 431, 'Request headers too large');
+  }
+}
+
+/** The client did not finish sending its request's headers in time (Node's headersTimeout). */
+export class RequestTimeoutError extends DbqError {
+  constructor() {
+    super('request_timeout', 408, 'Request timed out');
+  }
+}
+
 export class QueryFailedError extends DbqError {
   constructor(message: string, details?: { sqlState?: string | null; position?: number | null } & Details, cause?: unknown) {
     super('query_failed', 422, message, details, cause);
@@ -172,6 +186,8 @@ export const ERROR_CLASSES = [
   QueryNotFoundError,
   ConflictError,
   PayloadTooLargeError,
+  HeadersTooLargeError,
+  RequestTimeoutError,
   QueryFailedError,
   GenerationFailedError,
   RateLimitedError,

@@ -6,7 +6,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { sendLimitHeaders } from '../limits/http.ts';
 import { redactUrl } from '../logger.ts';
 import type { Services } from '../services.ts';
-import { installErrorHandling } from './error-handler.ts';
+import { answerClientError, answerFrameworkError, installErrorHandling } from './error-handler.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { registerApiRoutes, type ApiRoute } from './routes/index.ts';
 
@@ -34,6 +34,10 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     // line per request itself, through redactUrl.
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: 'idle',
+    // Every response is the envelope, also for what never becomes a routed request: bytes Node's
+    // HTTP parser refuses, and URLs the router cannot decode (Fastify's own bodies otherwise).
+    clientErrorHandler: (err, socket) => answerClientError(svc.logger as FastifyBaseLogger, err, socket),
+    frameworkErrors: answerFrameworkError,
     routerOptions: { ignoreTrailingSlash: true },
   });
 

@@ -36,7 +36,7 @@ import type { SecretBox } from '../connections/secret-box.ts';
 import { InternalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
-import { authInfoOf, sessionNotFound, type McpSession, type McpSessions, type McpTransportKind, type RemoteSession } from './sessions.ts';
+import { authInfoOf, sessionLogTag, sessionNotFound, type McpSession, type McpSessions, type McpTransportKind, type RemoteSession } from './sessions.ts';
 
 export interface RelayOptions {
   redisUrl: string;
@@ -264,7 +264,7 @@ export class McpRelay {
       this.calls.delete(id);
       if (err instanceof RelayTimeout) {
         void this.publish(this.procChannel(session.owner), { t: 'abort', id, from: this.processId, at: Date.now() }).catch(() => 0);
-        request.log.error({ mcpSession: session.id, owner: session.owner, timeoutMs: this.opts.timeoutMs }, 'mcp relay: the owning process did not answer in time');
+        request.log.error({ mcpSession: sessionLogTag(session.id), owner: session.owner, timeoutMs: this.opts.timeoutMs }, 'mcp relay: the owning process did not answer in time');
         throw new InternalError(err);
       }
       throw err;
@@ -330,7 +330,7 @@ export class McpRelay {
       if (this.seen.has(m.id)) return;
       this.seen.set(m.id, m.at);
       this.serve(m).catch((err: unknown) => {
-        this.log.error({ err, mcpSession: m.sessionId }, 'mcp relay: serving a relayed message failed');
+        this.log.error({ err, mcpSession: sessionLogTag(m.sessionId) }, 'mcp relay: serving a relayed message failed');
         void this.answer(m, { t: 'fail', id: m.id }).catch(() => 0);
       });
     } else if (m.t === 'abort') {

@@ -4,10 +4,13 @@
 // presents, or for SSE clients that cannot add headers to their POSTs the one the stream was
 // opened with — still authenticates now (revoked, user disabled → 401, session closed) and is
 // the key the session was opened with (another key, even of the same user → 404). Unknown,
-// closed and not-yours sessions all answer the same 404, so an id reveals nothing.
+// closed and not-yours sessions all answer the same 404, so an id reveals nothing. For the SSE
+// clients whose POSTs carry no key, holding the id is holding the session: ids stay out of
+// logs and metrics (sessionLogTag) and are a secret for as long as the stream lives.
 //
 // With a relay (relay.ts, when DBQ_REDIS_URL is set) a session another process holds is found
 // through Redis and passes the very same checks here; the route then relays the message to it.
+import { createHash } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { FastifyRequest } from 'fastify';
 import { InvalidApiKeyError, NotFoundError } from '../errors.ts';
@@ -44,6 +47,15 @@ export interface RemoteSession extends SessionBinding {
 
 export function isRemote(session: McpSession | RemoteSession): session is RemoteSession {
   return 'owner' in session;
+}
+
+/**
+ * How a log line names a session. The id itself is a bearer secret for the stream's life (an
+ * SSE stream opened with `?api_key=` takes key-less POSTs to `/messages?sessionId=…`), so it
+ * never reaches a log: a short one-way tag still lets lines of one session be followed.
+ */
+export function sessionLogTag(id: string): string {
+  return createHash('sha256').update(id).digest('hex').slice(0, 12);
 }
 
 export function sessionNotFound(): NotFoundError {

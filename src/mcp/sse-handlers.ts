@@ -10,7 +10,7 @@ import type { Services } from '../services.ts';
 import { hashKey } from '../workspaces/key-format.ts';
 import { countMessages } from './limits.ts';
 import { createMcpServer } from './server.ts';
-import { authInfoOf, authorizeSessionMessage, isRemote } from './sessions.ts';
+import { authInfoOf, authorizeSessionMessage, isRemote, sessionLogTag } from './sessions.ts';
 import type { SseRouteOptions } from './sse-routes.ts';
 
 const sseQuery = z.object({ api_key: z.string().max(200).optional() }).loose();
@@ -33,7 +33,7 @@ export async function openStream(svc: Services, opts: SseRouteOptions, request: 
   res.setHeader('x-accel-buffering', 'no');
   const transport = new SSEServerTransport(`${base}/messages`, res);
   const sessionId = transport.sessionId;
-  const log = request.log.child({ mcpSession: sessionId, transport: 'sse' });
+  const log = request.log.child({ mcpSession: sessionLogTag(sessionId), transport: 'sse' });
   const keepAlive = setInterval(() => {
     if (!res.writableEnded) res.write(': ping\n\n');
   }, opts.keepAliveMs);
@@ -100,6 +100,6 @@ export async function postMessage(svc: Services, opts: SseRouteOptions, request:
     await transport.handlePostMessage(request.raw, reply.raw, request.body);
   } catch (err) {
     // The stream closed between the session check and now; the SDK has answered already.
-    request.log.info({ err, mcpSession: session.id }, 'mcp message to a closing session');
+    request.log.info({ err, mcpSession: sessionLogTag(session.id) }, 'mcp message to a closing session');
   }
 }

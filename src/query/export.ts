@@ -41,6 +41,15 @@ export const exportInputSchema = z
     maxRows: z.number().int().min(1).optional(),
     timeoutMs: z.number().int().min(1).max(EXPORT_TIMEOUT_MS).default(EXPORT_TIMEOUT_MS),
     format: z.enum(EXPORT_FORMATS).default('ndjson'),
+    // On by default: a CSV is a file for spreadsheets, where a stored `=HYPERLINK(…)` or DDE
+    // payload would run when someone opens the export (CSV injection). Programs that need the
+    // text exactly as stored turn it off, or use NDJSON/JSON, which it never touches.
+    csvFormulaGuard: z
+      .boolean()
+      .default(true)
+      .describe(
+        'CSV only: a cell (or column name) beginning with =, +, -, @, tab or CR is written as a quoted field with a leading \' so spreadsheets show it as text instead of running it as a formula (OWASP CSV injection guard). Numbers, and text that is just a number such as -5, are left alone. false writes every value exactly as stored.',
+      ),
   })
   .strict();
 export type ExportInput = z.output<typeof exportInputSchema>;
@@ -94,7 +103,7 @@ export async function openExport(svc: Services, principal: Principal, input: Exp
     throw err;
   }
 
-  const encoder = createEncoder(input.format, stream.columns, input.rowFormat);
+  const encoder = createEncoder(input.format, stream.columns, input.rowFormat, { csvFormulaGuard: input.csvFormulaGuard });
   const limits = {
     maxRows,
     maxBytes: svc.config.exportMaxBytes,
@@ -275,7 +284,7 @@ interface Encoder {
   error(err: DbqError): string;
 }
 
-export function createEncoder(format: ExportFormat, columns: Column[], rowFormat: 'arrays' | 'objects'): Encoder {
+export function createEncoder(format: ExportFormat, columns: Column[], rowFormat: 'arrays' | 'objects', opts: { csvFormulaGuard?: boolean } = {}): Encoder {
   const names = columns.map((c) => c.name);
   const shape =
     rowFormat === 'objects'
@@ -301,13 +310,16 @@ export function createEncoder(format: ExportFormat, columns: Column[], rowFormat
         tail: (rowCount, truncated) => (truncated ? `],"truncated":true,"rowCount":${rowCount}}\n` : ']}\n'),
         error: () => '',
       };
-    case 'csv':
+    case 'csv': {
+      const field = opts.csvFormulaGuard ? guardedCsvField : csvField;
+      const value = opts.csvFormulaGuard ? guardedCsvValue : csvValue;
       return {
-        head: () => `${names.map(csvField).join(',')}\r\n`,
-        row: (values) => `${values.map(csvValue).join(',')}\r\n`,
+        head: () => `${names.map(field).join(',')}\r\n`,
+        row: (values) => `${values.map(value).join(',')}\r\n`,
         tail: () => '',
         error: () => '',
       };
+    }
   }
 }
 
@@ -322,6 +334,26 @@ const NEEDS_QUOTES = /[",\r\n]/;
 /** RFC 4180: a field with a comma, quote, CR or LF is quoted, quotes doubled. */
 function csvField(text: string): string {
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** First characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** Text that is only a number (`-5`, `+1.5e3`): spreadsheets read it as that number, not a formula. */
+const PLAIN_NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** csvField with the OWASP guard: a formula-looking cell gets a leading `'` and is quoted
+ * (quoting keeps a `,` or `"` inside the payload from starting a new cell). */
+function guardedCsvField(text: string): string {
+  if (!FORMULA_START.test(text) || PLAIN_NUMBER.test(text)) return csvField(text);
+  return `"'${text.replaceAll('"', '""')}"`;
+}
+
+/** csvValue with the formula guard. Numbers never start a formula; int8 and numeric values,
+ * which arrive as strings, are plain numbers and pass unchanged. */
+function guardedCsvValue(value: unknown): string {
+  if (typeof value === 'string') return value === '' ? '""' : guardedCsvField(value);
+  if (typeof value === 'object' && value !== null) return guardedCsvField(JSON.stringify(value));
+  return csvValue(value);
 }
 
 /** NULL is an empty field; an empty string is `""` (as PostgreSQL's COPY … CSV does), so the

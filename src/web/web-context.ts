@@ -15,6 +15,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CsrfError, InvalidRequestError, SignInRequiredError, WorkspaceNotFoundError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { addressedWorkspace } from '../http/auth.ts';
+import { enforceRequestLimit } from '../limits/http.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { findWorkspace, type Workspace } from '../workspaces/workspaces.ts';
 import { setSessionCookie, sessionCookieValues, type CookieScope } from './cookies.ts';
@@ -36,6 +37,9 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A /ui/api route usable without a session (sign-in, setup, session probe). */
     webPublic?: boolean;
+    /** A /ui/api route that runs work on a database (query, Ask, connection test, schema):
+     * it counts one request against the workspace's plan, like an /api request. */
+    countsAgainstPlan?: boolean;
   }
 }
 
@@ -112,7 +116,11 @@ export function webApiHook(svc: Services) {
     const unsafe = isUnsafe(request);
     if (unsafe) checkRequestOrigin(request);
     if (request.routeOptions.config?.webPublic) return;
-    webPrincipal(request);
+    const principal = webPrincipal(request);
     if (unsafe) checkCsrfToken(request);
+    // The console is a front door like REST and MCP: its work takes from the same per-workspace
+    // budget and is refused past it with the same 429 and RateLimit-*/Retry-After headers.
+    // Settings (keys, users, session) do not count, so an admin can still revoke a key.
+    if (request.routeOptions.config?.countsAgainstPlan) await enforceRequestLimit(svc, request, principal);
   };
 }

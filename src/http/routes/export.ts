@@ -12,7 +12,7 @@ import { jsonSchema, parseInput, responses } from '../schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const streamed = {
-  description: 'The rows, streamed: NDJSON (a `{"columns":[…]}` line, then one JSON array per row), CSV (RFC 4180, header row) or JSON (`{"columns":[…],"rows":[…]}`)',
+  description: 'The rows, streamed: NDJSON (a `{"columns":[…]}` line, then one JSON array per row), CSV (RFC 4180, header row; cells a spreadsheet would run as a formula get a leading \' unless `csvFormulaGuard` is false) or JSON (`{"columns":[…],"rows":[…]}`)',
   content: {
     'application/x-ndjson': { schema: { type: 'string' } },
     'text/csv': { schema: { type: 'string' } },

@@ -60,7 +60,8 @@ function register<I extends z.ZodObject, O extends z.ZodObject>(
       const principal = await session.principalOf(extra);
       return toToolResult(await handler(args as z.output<I>, { principal, signal: extra.signal }));
     } catch (err) {
-      return toToolError(err, session.log, { tool: tool.name, sessionId: extra.sessionId, ms: Math.round(performance.now() - started) });
+      // session.log names the session by its tag; the id itself stays out of logs.
+      return toToolError(err, session.log, { tool: tool.name, ms: Math.round(performance.now() - started) });
     }
   });
 }

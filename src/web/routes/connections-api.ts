@@ -17,6 +17,8 @@ const MAX_SCHEMA_TABLES = 2000;
 
 export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void {
   const schema = { hide: true };
+  // Dialling a database counts against the plan, as the console's queries do.
+  const config = { countsAgainstPlan: true };
 
   app.get('/connections', { schema }, async (request) => {
     const p = webPrincipal(request);
@@ -47,12 +49,12 @@ export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void 
     return ok({ deleted: true, connection });
   });
 
-  app.post('/connections/test', { schema }, async (request) => {
+  app.post('/connections/test', { schema, config }, async (request) => {
     const p = webPrincipal(request);
     return ok(await testConnection(svc, p, parseInput(testConnectionSchema, request.body)));
   });
 
-  app.get('/connections/:id/schema', { schema }, async (request) => {
+  app.get('/connections/:id/schema', { schema, config }, async (request) => {
     const p = webPrincipal(request);
     const { id } = parseInput(idParams, request.params);
     const row = await getConnectionRow(svc.db, p.workspace.id, id);

@@ -24,8 +24,9 @@ function ownView(p: Principal): Principal {
 
 export function consoleApiRoutes(app: FastifyInstance, svc: Services): void {
   const schema = { hide: true };
+  const config = { countsAgainstPlan: true };
 
-  app.post('/query', { schema }, async (request, reply) => {
+  app.post('/query', { schema, config }, async (request, reply) => {
     const p = webPrincipal(request);
     const input = parseInput(queryBody, request.body);
     return ok(await runQuery(svc, p, input, { source: 'ui', controller: clientGoneController(request, reply) }));
@@ -37,7 +38,7 @@ export function consoleApiRoutes(app: FastifyInstance, svc: Services): void {
     return ok(await listHistory(svc.db, ownView(p), { limit }));
   });
 
-  app.post('/ai/generate', { schema }, async (request, reply) => {
+  app.post('/ai/generate', { schema, config }, async (request, reply) => {
     const p = webPrincipal(request);
     // The Ask box only fills the editor; the person runs the SQL with Run, as source `ui`.
     const input = parseInput(generateInputSchema, { ...parseInput(askBody, request.body), execute: false });

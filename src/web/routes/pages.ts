@@ -18,11 +18,28 @@ const PAGES: { path: string; page: PageName; access: Access }[] = [
   { path: '/settings/users', page: 'users', access: 'admin' },
 ];
 
-/** Only a path inside this workspace may be a post-sign-in target (no open redirect). */
-export function safeNext(next: unknown, base: string): string {
+/**
+ * Only a path inside this workspace may be a post-sign-in target (no open redirect). Checking
+ * the text is not enough: browsers drop tabs and newlines and read `\` as `/` before they
+ * resolve a URL, so `/<TAB>/evil.example` is `//evil.example` to them. `next` is resolved the
+ * way they resolve it (WHATWG URL) against the workspace's origin, and kept, normalised, only
+ * when it stays on that origin and under `base`. The page applies the same rule after its own
+ * sign-in form (web/src/next-target.ts).
+ */
+export function safeNext(next: unknown, base: string, origin: string): string {
   const home = `${base}/`;
-  if (typeof next !== 'string' || !next.startsWith(home) || next.startsWith('//') || /[\\\r\n]/.test(next)) return home;
-  return next;
+  if (typeof next !== 'string' || !next.startsWith('/')) return home;
+  try {
+    const url = new URL(next, origin);
+    const path = url.pathname;
+    // `/.//evil.example` normalises to the path `//evil.example`, which as a Location is
+    // protocol-relative: another host.
+    if (url.origin !== new URL(origin).origin || path.startsWith('//')) return home;
+    if (base !== '' && path !== base && !path.startsWith(home)) return home;
+    return `${path}${url.search}${url.hash}`;
+  } catch {
+    return home;
+  }
 }
 
 export function pageRoutes(app: FastifyInstance, svc: Services, shell: WebShell): void {
@@ -73,7 +90,7 @@ export function pageRoutes(app: FastifyInstance, svc: Services, shell: WebShell)
     const ctx = await context(request, reply);
     if (!ctx) return reply;
     const next = (request.query as { next?: unknown }).next;
-    if (ctx.principal) return reply.redirect(safeNext(next, ctx.base), 302);
+    if (ctx.principal) return reply.redirect(safeNext(next, ctx.base, `${request.protocol}://${request.host}`), 302);
     return send(reply, 200, 'login', { base: ctx.base, workspace: ctx.workspace.slug });
   });
 

@@ -1,13 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.ts';
-import { href, WORKSPACE } from '../env.ts';
+import { BASE, WORKSPACE } from '../env.ts';
+import { safeNextTarget } from '../next-target.ts';
 
 /** Only a path inside this workspace is a valid target after sign-in (no open redirect). */
 function nextTarget(): string {
-  const next = new URLSearchParams(location.search).get('next');
-  const home = href('/');
-  if (!next || !next.startsWith(home) || next.startsWith('//') || /[\\\r\n]/.test(next)) return home;
-  return next;
+  return safeNextTarget(new URLSearchParams(location.search).get('next'), location.origin, BASE);
 }
 
 export function LoginPage() {
