@@ -152,16 +152,17 @@ export async function prepareQuery(
   const started = performance.now();
   // Decided on the read engine: its catalog, its compiler, the reader login when there is one.
   const reader = svc.pools.forRead(row);
-  const verdict = await decideStatement(reader, input.sql);
-  const q: QueryIdentity = {
-    queryId: opts.queryId ?? newId('q'),
-    principal,
-    connection: row,
-    verdict,
-    sql: input.sql,
-    source: opts.source,
-    started,
-  };
+  const identity = { queryId: opts.queryId ?? newId('q'), principal, connection: row, sql: input.sql, source: opts.source, started };
+  let verdict: Verdict;
+  try {
+    verdict = await decideStatement(reader, input.sql);
+  } catch (err) {
+    // The decision itself needed the database (its catalog, its compiler) and did not get it:
+    // a failed query like any other, with its one history entry.
+    await recordHistory(svc, { ...identity, verdict: { kind: 'write', statementType: 'UNKNOWN' } }, statusOf(err), { error: historyErrorOf(err) });
+    throw err;
+  }
+  const q: QueryIdentity = { ...identity, verdict };
 
   if (verdict.kind === 'rejected') {
     const err = new InvalidRequestError(verdict.reason ?? 'Statement rejected', { field: 'sql' });
