@@ -25,18 +25,20 @@
 //
 // Without Redis, or while it is unreachable, nothing is relayed: each process serves the
 // sessions it opened, as before, and unknown ids are 404.
+//
+// Redis settings, names and messages: relay-protocol.ts; one relayed message as its caller
+// waits for it: relay-call.ts; the delivery into the owner's session: relay-owner-side.ts.
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
-import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { SecretBox } from '../connections/secret-box.ts';
 import { InternalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
-import { authInfoOf, sessionLogTag, sessionNotFound, type McpSession, type McpSessions, type McpTransportKind, type RemoteSession } from './sessions.ts';
+import { RelayCall, RelayTimeout } from './relay-call.ts';
+import { RelayOwnerSide } from './relay-owner-side.ts';
+import { FORWARDED_HEADERS, procChannel, redisClient, REPLAY_WINDOW_MS, replyChannel, sessionKey, type Binding, type Head, type RelayedRequest, type ToCaller, type ToOwner } from './relay-protocol.ts';
+import { sessionLogTag, sessionNotFound, type McpSession, type McpSessions, type RemoteSession } from './sessions.ts';
 
 export interface RelayOptions {
   redisUrl: string;
@@ -52,55 +54,9 @@ export interface RelayOptions {
   probeMs?: number;
 }
 
-/** What Redis says about a session (sealed). */
-interface Binding {
-  owner: string;
-  kind: McpTransportKind;
-  workspaceSlug: string;
-  keyId: string | null;
-  keyHash: string;
-  secret: string | null;
-}
-
-/** To an owner: a message for one of its sessions, the caller giving up, or a dead key. */
-type ToOwner =
-  | {
-      t: 'req';
-      id: string;
-      from: string;
-      at: number;
-      sessionId: string;
-      kind: McpTransportKind;
-      method: string;
-      path: string;
-      headers: Record<string, string>;
-      body: unknown;
-      principal: Principal;
-    }
-  | { t: 'abort'; id: string; from: string; at: number }
-  | { t: 'close'; sessionId: string; keyHash: string; from: string; at: number };
-type RelayedRequest = Extract<ToOwner, { t: 'req' }>;
-
-/** Back to the caller: the response head (and the whole body when it is small), body chunks,
- * the end, or that the session is not there (`gone`) or the owner failed (`fail`). */
-type ToCaller =
-  | { t: 'head'; id: string; status: number; headers: Record<string, string>; body?: string; done: boolean }
-  | { t: 'data'; id: string; chunk: string }
-  | { t: 'end'; id: string }
-  | { t: 'gone'; id: string }
-  | { t: 'fail'; id: string };
-type Head = Extract<ToCaller, { t: 'head' }>;
-
 export const RELAY_DEFAULTS = { bindingTtlMs: 60_000, probeMs: 2_000 };
-/** A relayed request older than this (or from a clock this far ahead) is dropped. */
-const REPLAY_WINDOW_MS = 120_000;
 /** Bound on the first connection to Redis (later, commands fail fast while it is down). */
 const FIRST_CONNECT_WAIT_MS = 2_000;
-/** Replies travel in pieces so no single Redis message approaches the pub/sub buffer limits. */
-const CHUNK_CHARS = 256 * 1024;
-/** Request headers the owner's transport reads; never the key (the principal travels sealed). */
-const FORWARDED_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length']);
 
 export class McpRelay {
   readonly processId = randomUUID();
@@ -112,10 +68,8 @@ export class McpRelay {
   private readonly bindings = new Map<string, string>();
   /** Messages this process relayed and waits on. */
   private readonly calls = new Map<string, RelayCall>();
-  /** Streams this process is sending back for others: request id → cancel. */
-  private readonly serving = new Map<string, () => void>();
-  /** Relayed requests waiting on a session of this process → what ends the wait if it closes. */
-  private readonly waiting = new Map<string, Set<() => void>>();
+  /** The owner's side: relayed messages fed into the sessions of this process. */
+  private readonly owner: RelayOwnerSide;
   /** Request ids served recently (replay guard) → when they were sent. */
   private readonly seen = new Map<string, number>();
   private readonly writes = new Set<Promise<unknown>>();
@@ -131,6 +85,7 @@ export class McpRelay {
   constructor(opts: RelayOptions) {
     this.opts = { ...RELAY_DEFAULTS, ...opts };
     this.log = opts.logger.child({ component: 'mcp-relay' });
+    this.owner = new RelayOwnerSide(opts.sessions, (m, message) => this.answer(m, message));
     this.cmd = redisClient(opts.redisUrl);
     this.sub = redisClient(opts.redisUrl);
     this.cmd.on('error', (err: Error) => this.degrade(err.message));
@@ -139,7 +94,7 @@ export class McpRelay {
     this.sub.on('ready', () => {
       // ioredis subscribes again by itself after a reconnect; only the first time is ours.
       if (!this.subscribed) {
-        this.sub.subscribe(this.procChannel(this.processId), this.replyChannel(this.processId)).then(
+        this.sub.subscribe(procChannel(this.opts.keyPrefix, this.processId), replyChannel(this.opts.keyPrefix, this.processId)).then(
           () => {
             this.subscribed = true;
             this.recover();
@@ -169,7 +124,7 @@ export class McpRelay {
   /** Registers a session of this process. Resolves once Redis has it (or could not take it):
    * the routes wait, so a client's next message, sent anywhere, finds the binding. */
   async register(session: McpSession): Promise<void> {
-    const key = this.sessionKey(session.id);
+    const key = sessionKey(this.opts.keyPrefix, session.id);
     const binding: Binding = {
       owner: this.processId,
       kind: session.kind,
@@ -187,17 +142,17 @@ export class McpRelay {
   /** Forgets a session of this process (idempotent). */
   unregister(id: string): void {
     // A relayed request the closing session will now never answer is answered `gone`.
-    for (const giveUp of this.waiting.get(id) ?? []) giveUp();
-    this.waiting.delete(id);
+    for (const giveUp of this.owner.waiting.get(id) ?? []) giveUp();
+    this.owner.waiting.delete(id);
     if (!this.bindings.delete(id)) return;
-    if (this.cmd.status === 'ready') void this.track(this.cmd.del(this.sessionKey(id)));
+    if (this.cmd.status === 'ready') void this.track(this.cmd.del(sessionKey(this.opts.keyPrefix, id)));
   }
 
   /** The binding of a session another process holds, or null (unknown, expired, ours, or
    * Redis unreachable — all the same 404 to the caller). */
   async lookup(id: string): Promise<RemoteSession | null> {
     if (this.bindings.has(id) || !(await this.live())) return null;
-    const key = this.sessionKey(id);
+    const key = sessionKey(this.opts.keyPrefix, id);
     let sealed: string | null;
     try {
       sealed = await this.cmd.get(key);
@@ -220,7 +175,7 @@ export class McpRelay {
 
   /** The session's own key stopped authenticating: its owner closes it. */
   closeRemote(session: RemoteSession): void {
-    void this.publish(this.procChannel(session.owner), { t: 'close', sessionId: session.id, keyHash: session.keyHash, from: this.processId, at: Date.now() }).catch(() => 0);
+    void this.publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'close', sessionId: session.id, keyHash: session.keyHash, from: this.processId, at: Date.now() }).catch(() => 0);
   }
 
   /**
@@ -240,7 +195,7 @@ export class McpRelay {
     }
     let head: Head;
     try {
-      const receivers = await this.publish(this.procChannel(session.owner), {
+      const receivers = await this.publish(procChannel(this.opts.keyPrefix, session.owner), {
         t: 'req',
         id,
         from: this.processId,
@@ -256,14 +211,14 @@ export class McpRelay {
       if (receivers === 0) {
         // Nobody listens on the owner's channel: it exited (or lost Redis). Its bindings would
         // linger until their TTL; drop this one now. A live owner rewrites it on its next refresh.
-        if (this.cmd.status === 'ready') void this.track(this.cmd.del(this.sessionKey(session.id)));
+        if (this.cmd.status === 'ready') void this.track(this.cmd.del(sessionKey(this.opts.keyPrefix, session.id)));
         throw sessionNotFound();
       }
       head = await call.head;
     } catch (err) {
       this.calls.delete(id);
       if (err instanceof RelayTimeout) {
-        void this.publish(this.procChannel(session.owner), { t: 'abort', id, from: this.processId, at: Date.now() }).catch(() => 0);
+        void this.publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'abort', id, from: this.processId, at: Date.now() }).catch(() => 0);
         request.log.error({ mcpSession: sessionLogTag(session.id), owner: session.owner, timeoutMs: this.opts.timeoutMs }, 'mcp relay: the owning process did not answer in time');
         throw new InternalError(err);
       }
@@ -285,7 +240,7 @@ export class McpRelay {
     res.on('close', () => {
       this.calls.delete(id);
       // The client left before the owner finished (a GET stream it closed): release the owner's side.
-      if (!call.ended) void this.publish(this.procChannel(session.owner), { t: 'abort', id, from: this.processId, at: Date.now() }).catch(() => 0);
+      if (!call.ended) void this.publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'abort', id, from: this.processId, at: Date.now() }).catch(() => 0);
     });
     call.attach(res);
   }
@@ -302,8 +257,8 @@ export class McpRelay {
     if (this.refresher) clearInterval(this.refresher);
     if (this.prober) clearInterval(this.prober);
     for (const call of this.calls.values()) call.lost();
-    for (const cancel of this.serving.values()) cancel();
-    const keys = [...this.bindings.keys()].map((id) => this.sessionKey(id));
+    for (const cancel of this.owner.serving.values()) cancel();
+    const keys = [...this.bindings.keys()].map((id) => sessionKey(this.opts.keyPrefix, id));
     this.bindings.clear();
     if (keys.length > 0 && this.cmd.status === 'ready') void this.track(this.cmd.del(...keys));
     await Promise.allSettled([...this.writes]);
@@ -318,118 +273,31 @@ export class McpRelay {
   // --- the owner's side -------------------------------------------------------------------
 
   private receive(channel: string, raw: string): void {
-    if (channel === this.replyChannel(this.processId)) {
+    if (channel === replyChannel(this.opts.keyPrefix, this.processId)) {
       const m = this.open<ToCaller>(raw, channel);
       if (m) this.calls.get(m.id)?.receive(m);
       return;
     }
-    if (channel !== this.procChannel(this.processId)) return;
+    if (channel !== procChannel(this.opts.keyPrefix, this.processId)) return;
     const m = this.open<ToOwner>(raw, channel);
     if (!m || Math.abs(Date.now() - m.at) > REPLAY_WINDOW_MS) return;
     if (m.t === 'req') {
       if (this.seen.has(m.id)) return;
       this.seen.set(m.id, m.at);
-      this.serve(m).catch((err: unknown) => {
+      this.owner.serve(m).catch((err: unknown) => {
         this.log.error({ err, mcpSession: sessionLogTag(m.sessionId) }, 'mcp relay: serving a relayed message failed');
         void this.answer(m, { t: 'fail', id: m.id }).catch(() => 0);
       });
     } else if (m.t === 'abort') {
-      this.serving.get(m.id)?.();
+      this.owner.serving.get(m.id)?.();
     } else if (m.t === 'close') {
       const session = this.opts.sessions.get(m.sessionId);
       if (session && session.keyHash === m.keyHash) void this.opts.sessions.close(m.sessionId);
     }
   }
 
-  private async serve(m: RelayedRequest): Promise<void> {
-    const session = this.opts.sessions.get(m.sessionId);
-    // The caller checked the binding; the session may have closed since, and a binding that
-    // disagrees with the session (it never should) is refused rather than trusted.
-    if (
-      !session ||
-      session.kind !== m.kind ||
-      session.workspaceSlug !== m.principal.workspace.slug ||
-      session.keyId !== (m.principal.apiKey?.id ?? null)
-    ) {
-      await this.answer(m, { t: 'gone', id: m.id });
-      return;
-    }
-    // A session used through other processes is not idle.
-    session.lastSeenAt = Date.now();
-    const authInfo = authInfoOf(m.principal);
-    if (session.kind === 'sse') {
-      // As SSEServerTransport.handlePostMessage: hand the message over, answer 202; the
-      // JSON-RPC answer goes out on this process's stream.
-      await (session.transport as SSEServerTransport).handleMessage(m.body, { authInfo, requestInfo: { headers: m.headers } });
-      await this.answer(m, { t: 'head', id: m.id, status: 202, headers: {}, body: 'Accepted', done: true });
-      return;
-    }
-    const web = webTransportOf(session.transport as StreamableHTTPServerTransport);
-    const request = new Request(new URL(m.path, 'http://mcp-relay.invalid'), { method: m.method, headers: m.headers });
-    // The SDK leaves a pending JSON answer unresolved when its session closes meanwhile
-    // (DELETE, idle sweep, shutdown); the caller must not wait for it until its timeout. Only
-    // POSTs wait on answers (a DELETE closes the session itself; a GET returns its stream).
-    let giveUp!: () => void;
-    const closed = new Promise<null>((resolve) => (giveUp = () => resolve(null)));
-    const waiters = this.waiting.get(m.sessionId) ?? new Set<() => void>();
-    if (m.method === 'POST') this.waiting.set(m.sessionId, waiters.add(giveUp));
-    let response: Response | null;
-    try {
-      response = await Promise.race([web.handleRequest(request, { authInfo, parsedBody: m.method === 'POST' ? m.body : undefined }), closed]);
-    } finally {
-      waiters.delete(giveUp);
-      if (waiters.size === 0 && this.waiting.get(m.sessionId) === waiters) this.waiting.delete(m.sessionId);
-    }
-    if (!response) {
-      await this.answer(m, { t: 'gone', id: m.id });
-      return;
-    }
-    await this.sendResponse(m, response);
-  }
-
-  private async sendResponse(m: RelayedRequest, response: Response): Promise<void> {
-    const headers: Record<string, string> = {};
-    response.headers.forEach((value, name) => {
-      if (!HOP_BY_HOP.has(name)) headers[name] = value;
-    });
-    const head = { t: 'head' as const, id: m.id, status: response.status, headers };
-    if (!response.body) {
-      await this.answer(m, { ...head, done: true });
-      return;
-    }
-    if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-      const text = await response.text();
-      if (text.length <= CHUNK_CHARS) {
-        await this.answer(m, { ...head, body: text, done: true });
-        return;
-      }
-      await this.answer(m, { ...head, done: false });
-      for (let i = 0; i < text.length; i += CHUNK_CHARS) await this.answer(m, { t: 'data', id: m.id, chunk: text.slice(i, i + CHUNK_CHARS) });
-      await this.answer(m, { t: 'end', id: m.id });
-      return;
-    }
-    // An open stream (the session's GET stream): forward events until it ends, the caller
-    // leaves (abort, or nobody subscribed on its reply channel), or this process closes.
-    const reader = response.body.getReader();
-    this.serving.set(m.id, () => void reader.cancel().catch(() => {}));
-    const decoder = new TextDecoder();
-    try {
-      if ((await this.answer(m, { ...head, done: false })) === 0) return;
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        const chunk = decoder.decode(value, { stream: true });
-        if (chunk && (await this.answer(m, { t: 'data', id: m.id, chunk })) === 0) break;
-      }
-    } finally {
-      this.serving.delete(m.id);
-      await reader.cancel().catch(() => {});
-      await this.answer(m, { t: 'end', id: m.id }).catch(() => 0);
-    }
-  }
-
   private answer(m: RelayedRequest, message: ToCaller): Promise<number> {
-    return this.publish(this.replyChannel(m.from), message);
+    return this.publish(replyChannel(this.opts.keyPrefix, m.from), message);
   }
 
   // --- plumbing ---------------------------------------------------------------------------
@@ -489,7 +357,7 @@ export class McpRelay {
     for (const [id, at] of this.seen) if (now - at > 2 * REPLAY_WINDOW_MS) this.seen.delete(id);
     if (this.bindings.size === 0 || this.cmd.status !== 'ready') return;
     const pipeline = this.cmd.pipeline();
-    for (const [id, sealed] of this.bindings) pipeline.set(this.sessionKey(id), sealed, 'PX', this.opts.bindingTtlMs);
+    for (const [id, sealed] of this.bindings) pipeline.set(sessionKey(this.opts.keyPrefix, id), sealed, 'PX', this.opts.bindingTtlMs);
     void this.track(pipeline.exec());
   }
 
@@ -504,7 +372,7 @@ export class McpRelay {
         return;
       }
       const owners = [...new Set([...this.calls.values()].map((c) => c.owner))];
-      this.cmd.pubsub('NUMSUB', ...owners.map((o) => this.procChannel(o))).then(
+      this.cmd.pubsub('NUMSUB', ...owners.map((o) => procChannel(this.opts.keyPrefix, o))).then(
         (counts) => {
           const list = counts as Array<string | number>;
           owners.forEach((owner, i) => {
@@ -530,116 +398,4 @@ export class McpRelay {
     this.log.info('Redis reachable again: MCP messages are relayed between processes');
     this.refresh();
   }
-
-  private sessionKey(id: string): string {
-    return `${this.opts.keyPrefix}:mcp:session:${id}`;
-  }
-
-  private procChannel(processId: string): string {
-    return `${this.opts.keyPrefix}:mcp:proc:${processId}`;
-  }
-
-  private replyChannel(processId: string): string {
-    return `${this.opts.keyPrefix}:mcp:reply:${processId}`;
-  }
-}
-
-class RelayTimeout extends Error {}
-
-/** One relayed message, as its caller sees it: the head, then (for streams) data until the end. */
-class RelayCall {
-  readonly head: Promise<Head>;
-  ended = false;
-  private settleHead!: (head: Head | Error) => void;
-  private headSettled = false;
-  private res: ServerResponse | null = null;
-  private pending: ToCaller[] = [];
-  private readonly timer: NodeJS.Timeout;
-
-  constructor(
-    readonly owner: string,
-    timeoutMs: number,
-  ) {
-    this.head = new Promise<Head>((resolve, reject) => {
-      this.settleHead = (head) => {
-        if (this.headSettled) return;
-        this.headSettled = true;
-        clearTimeout(this.timer);
-        if (head instanceof Error) reject(head);
-        else resolve(head);
-      };
-    });
-    // Settled possibly while the caller still awaits the publish; it is awaited right after.
-    this.head.catch(() => {});
-    this.timer = setTimeout(() => this.settleHead(new RelayTimeout('relay timed out')), timeoutMs);
-    this.timer.unref();
-  }
-
-  receive(m: ToCaller): void {
-    if (!this.headSettled) {
-      if (m.t === 'head') this.settleHead(m);
-      else if (m.t === 'gone') this.settleHead(sessionNotFound());
-      else if (m.t === 'fail') this.settleHead(new InternalError());
-      return;
-    }
-    if (!this.res) {
-      this.pending.push(m);
-      return;
-    }
-    this.write(m);
-  }
-
-  /** The caller's response, once the head is written; what arrived meanwhile goes first. */
-  attach(res: ServerResponse): void {
-    this.res = res;
-    const queued = this.pending;
-    this.pending = [];
-    for (const m of queued) this.write(m);
-  }
-
-  /** The owner is gone or this process stops relaying: a waiting call is a 404, a stream ends. */
-  lost(): void {
-    if (!this.headSettled) {
-      this.settleHead(sessionNotFound());
-      return;
-    }
-    if (this.res) this.res.end();
-    else this.pending.push({ t: 'end', id: '' });
-  }
-
-  /** Ends the response if it is a stream being written; a call still waiting is left alone. */
-  endStream(): void {
-    this.res?.end();
-  }
-
-  private write(m: ToCaller): void {
-    const res = this.res!;
-    if (m.t === 'data') {
-      if (!res.writableEnded) res.write(m.chunk);
-    } else if (m.t === 'end' || m.t === 'gone' || m.t === 'fail') {
-      this.ended = true;
-      res.end();
-    }
-  }
-}
-
-/** The web-standard transport inside the SDK's Node wrapper: it takes a Request and returns
- * the Response, which is what a relayed request needs (no Node socket on this side). */
-function webTransportOf(transport: StreamableHTTPServerTransport): WebStandardStreamableHTTPServerTransport {
-  const inner = (transport as unknown as { _webStandardTransport?: WebStandardStreamableHTTPServerTransport })._webStandardTransport;
-  if (!inner) throw new Error('MCP SDK: StreamableHTTPServerTransport no longer wraps a web-standard transport');
-  return inner;
-}
-
-function redisClient(url: string): Redis {
-  return new Redis(url, {
-    lazyConnect: true,
-    // Fail fast while Redis is away (a relay then answers 404, local sessions are unaffected);
-    // ioredis keeps reconnecting in the background.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: 2_000,
-    connectTimeout: 2_000,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-  });
 }
