@@ -316,8 +316,15 @@ export function classifySqliteError(err: unknown): DbqError {
       return new ConnectionFailedError(message, err);
     case 'sqlite':
       if (code && CONNECTION_CODES.has(code)) return new ConnectionFailedError(message, err);
-      return new QueryFailedError(message, { sqlState: code, position: null }, err);
+      return new QueryFailedError(message, { sqlState: code, position: null, ...hintFor(message) }, err);
     default:
       return new QueryFailedError(message, { sqlState: null, position: null }, err);
   }
+}
+
+/** better-sqlite3 is built with SQLITE_DQS=0, as the SQLite CLI is since 3.41: `"USA"` names a
+ * column. SQLite's own message asks the question; the hint answers it (docs/decisions.md). */
+function hintFor(message: string): { hint?: string } {
+  if (!message.includes('should this be a string literal in single-quotes?')) return {};
+  return { hint: "Double quotes name a column or table in SQL; write a string in single quotes ('USA'). dbq's SQLite follows the standard here, as the sqlite3 shell does since 3.41." };
 }
