@@ -57,6 +57,7 @@ export const SETTINGS = {
   DBQ_DATA_DIR: { schema: z.string().default('./data'), doc: 'Where the SQLite store, the generated secret key file and the sample database live.' },
   DBQ_STORE_URL: { schema: optionalString, doc: 'Metadata store. Unset: SQLite file `dbq.sqlite` in the data dir. `postgres://…`: a shared PostgreSQL store for several processes.' },
   DBQ_SECRET_KEY: { schema: optionalString, doc: 'Key for AES-256-GCM encryption of connection secrets: 64 hex chars or 44 base64 chars (32 bytes). Unset: generated once into `DATA_DIR/secret.key` (mode 0600).' },
+  DBQ_DEFAULT_PLAN: { schema: z.enum(['free', 'professional', 'enterprise']).default('enterprise'), doc: 'Plan of a workspace created without `--plan`, including `default` at first start: `free` (60 requests a minute), `professional` (300), `enterprise` (unlimited). Existing workspaces keep theirs (`dbq workspace set-plan`). See docs/decisions.md.' },
   DBQ_SQLITE_DIR: { schema: optionalString, doc: 'Where SQLite connection files live: one directory per workspace, `DBQ_SQLITE_DIR/<slug>/`, the only place its `sqlite:<file>` connections resolve (symlinks resolved). Default `DATA_DIR/sqlite`.' },
   DBQ_BASE_DOMAIN: { schema: optionalString, doc: 'Enables host-form workspace URLs: `https://{slug}.{DBQ_BASE_DOMAIN}`.' },
   DBQ_HISTORY_DAYS: { schema: int(90, 1, 36500), doc: 'Query history retention in days; older entries are deleted hourly.' },
@@ -92,6 +93,8 @@ export interface Config {
   storeUrl: string | null;
   secretKey: string | null;
   sqliteDir: string;
+  /** DBQ_DEFAULT_PLAN: the plan of a workspace created without one. */
+  defaultPlan: RawSettings['DBQ_DEFAULT_PLAN'];
   baseDomain: string | null;
   historyDays: number;
   logLevel: RawSettings['DBQ_LOG_LEVEL'];
@@ -139,6 +142,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     storeUrl: s.DBQ_STORE_URL,
     secretKey: s.DBQ_SECRET_KEY,
     sqliteDir: path.resolve(s.DBQ_SQLITE_DIR ?? path.join(dataDir, 'sqlite')),
+    defaultPlan: s.DBQ_DEFAULT_PLAN,
     baseDomain: s.DBQ_BASE_DOMAIN?.toLowerCase() ?? null,
     historyDays: s.DBQ_HISTORY_DAYS,
     logLevel: s.DBQ_LOG_LEVEL,

@@ -50,7 +50,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   if (tightened.paths.length || tightened.failed.length) logger.warn(tightened, 'data dir permissions: group and other access removed');
   createPrivateDir(config.sqliteDir);
   const store = await openStore({ dataDir: config.dataDir, storeUrl: config.storeUrl });
-  await ensureDefaultWorkspace(store.db);
+  await ensureDefaultWorkspace(store.db, config.defaultPlan);
   await upgradeSqliteDir(store.db, config.sqliteDir, logger);
   const secretBox = createSecretBox(loadSecretKey(config.secretKey, config.dataDir));
   const engineOptions = (row: ConnectionRow) => ({

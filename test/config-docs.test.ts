@@ -13,6 +13,7 @@ describe('configuration', () => {
     expect(() => loadConfig({ DBQ_PORT: 'eighty' })).toThrow(ConfigError);
     expect(() => loadConfig({ DBQ_PORT: 'eighty' })).toThrow(/DBQ_PORT/);
     expect(() => loadConfig({ DBQ_AI_PROVIDER: 'skynet' })).toThrow(/DBQ_AI_PROVIDER/);
+    expect(() => loadConfig({ DBQ_DEFAULT_PLAN: 'gold' })).toThrow(/DBQ_DEFAULT_PLAN/);
     expect(() => loadConfig({ DBQ_STORE_URL: 'mysql://x/y' })).toThrow(/DBQ_STORE_URL/);
   });
 
@@ -20,6 +21,9 @@ describe('configuration', () => {
     const c = loadConfig({});
     expect(c.port).toBe(8080);
     expect(c.historyDays).toBe(90);
+    // A self-hosted single user should not meet the free plan's 60 requests a minute (docs/decisions.md).
+    expect(c.defaultPlan).toBe('enterprise');
+    expect(loadConfig({ DBQ_DEFAULT_PLAN: 'free' }).defaultPlan).toBe('free');
     expect(c.bodyLimit).toBe(1024 * 1024);
     expect(Object.isFrozen(c)).toBe(true);
   });

@@ -7,7 +7,8 @@ import { exitOnSignals, startServer } from '../http/server.ts';
 import { ensureWorkspaceSqliteDir } from '../connections/sqlite-path.ts';
 import { createSampleSqlite } from '../sample/load-sample.ts';
 import { createServices, type Services } from '../services.ts';
-import { ensureDefaultWorkspace } from '../workspaces/workspaces.ts';
+import { ensureDefaultWorkspace, getWorkspace } from '../workspaces/workspaces.ts';
+import { PLAN_LIMITS } from '../limits/plans.ts';
 import { listUsers } from '../workspaces/users.ts';
 import { frontDoors } from '../http/front-doors.ts';
 import { issueSetupToken } from '../web/setup-token.ts';
@@ -17,7 +18,7 @@ export const SAMPLE_CONNECTION = 'sample';
 /** Creates the sample shop database in `default`'s directory (DBQ_SQLITE_DIR/default/) and
  * connects it to `default`: it belongs to that workspace alone. */
 export async function ensureSample(svc: Services): Promise<void> {
-  const ws = await ensureDefaultWorkspace(svc.db);
+  const ws = await ensureDefaultWorkspace(svc.db, svc.config.defaultPlan);
   createSampleSqlite(path.join(ensureWorkspaceSqliteDir(svc.config.sqliteDir, ws.slug), 'sample.db'));
   try {
     await getConnectionRow(svc.db, ws.id, SAMPLE_CONNECTION);
@@ -45,6 +46,14 @@ export async function serve(config: Config, opts: { sample: boolean }): Promise<
     `  MCP:  ${shown}/sse?api_key=<key>  or  ${shown}/mcp`,
   ];
   if (opts.sample) lines.push(`  Sample SQLite shop database connected as "${SAMPLE_CONNECTION}".`);
+  // A newcomer on the free plan hit 429s from their own console with nothing saying why.
+  const ws = await getWorkspace(svc.db, 'default');
+  const limit = PLAN_LIMITS[ws.plan];
+  lines.push(
+    `  Plan: workspace "default" is on plan ${ws.plan} (${limit === null ? 'no request limit' : `${limit} requests a minute`}); change it with`,
+    `        ./bin/dbq workspace set-plan default free|professional|enterprise   (new workspaces: DBQ_DEFAULT_PLAN=${config.defaultPlan})`,
+  );
+  if (!config.storeUrl) lines.push(`  Store: ${config.dataDir}  (admin commands elsewhere: ./bin/dbq --data-dir ${config.dataDir} …)`);
   if (users.length === 0) {
     // One-time link for the web app's first admin (src/web/setup-token.ts); dead once a user exists.
     const setupToken = await issueSetupToken(svc.db, 'default');
@@ -53,7 +62,8 @@ export async function serve(config: Config, opts: { sample: boolean }): Promise<
     }
     lines.push(
       '',
-      'Or, with the CLI, create the first admin and an API key (in another terminal):',
+      'Or, with the CLI, create the first admin and an API key (in another terminal);',
+      'user create prints a one-time link that sets the web sign-in password:',
       '  ./bin/dbq user create --workspace default --email you@example.com --role admin',
       '  ./bin/dbq key create --workspace default --user you@example.com --name first-key',
       'then:',

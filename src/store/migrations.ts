@@ -125,6 +125,21 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('connections').addColumn('read_access', 'text').execute();
     },
   },
+  // One-time "set your password" links (issue "A newcomer's first hour"): a user made without a
+  // password, or an admin's reset. Hashed like sessions; one live link per user.
+  '0005_password_tokens': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('password_tokens')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('password_tokens_user').on('password_tokens').column('user_id').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -93,6 +93,16 @@ export interface WebSetupTokenRow {
   created_at: string;
 }
 
+/** A one-time link that sets a user's password (`dbq user create` without one, `dbq user
+ * reset-link`, the users page's "Reset password"); only the SHA-256 of the token is kept. */
+export interface PasswordTokenRow {
+  token_hash: string;
+  workspace_id: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   workspaces: WorkspaceRow;
   users: UserRow;
@@ -101,4 +111,5 @@ export interface Database {
   query_history: HistoryRow;
   web_sessions: WebSessionRow;
   web_setup_tokens: WebSetupTokenRow;
+  password_tokens: PasswordTokenRow;
 }

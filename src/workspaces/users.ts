@@ -37,6 +37,15 @@ export function assertRole(role: string): Role {
   return role as Role;
 }
 
+/** The one password rule, for the CLI and the web alike. */
+export const MIN_PASSWORD_LENGTH = 8;
+
+export function assertPassword(password: string): void {
+  if (password.length < MIN_PASSWORD_LENGTH) {
+    throw new InvalidRequestError(`password must be at least ${MIN_PASSWORD_LENGTH} characters`, { field: 'password' });
+  }
+}
+
 export async function createUser(
   db: Kysely<Database>,
   input: { workspace: string; email: string; role: string; password?: string | null },
@@ -44,9 +53,7 @@ export async function createUser(
   const ws = await getWorkspace(db, input.workspace);
   const email = input.email.trim().toLowerCase();
   if (!EMAIL.test(email)) throw new InvalidRequestError('email is not a valid address', { field: 'email' });
-  if (input.password != null && input.password.length < 8) {
-    throw new InvalidRequestError('password must be at least 8 characters', { field: 'password' });
-  }
+  if (input.password != null) assertPassword(input.password);
   const now = nowIso();
   const row: UserRow = {
     id: newId('usr'),
@@ -99,4 +106,37 @@ export async function setUserDisabled(db: Kysely<Database>, workspace: string, e
   const updated = { disabled_at: disabled ? (row.disabled_at ?? now) : null, updated_at: now };
   await db.updateTable('users').set(updated).where('id', '=', row.id).execute();
   return toUser({ ...row, ...updated });
+}
+
+/**
+ * Sets a user's password. Every web session of the user ends except `keepSessionId` (the one
+ * that changed it, if any), and any unused "set your password" link dies: whoever knew the old
+ * password, or holds an older link, is out from now on.
+ */
+export async function setUserPassword(
+  db: Kysely<Database>,
+  workspace: string,
+  email: string,
+  password: string,
+  opts: { keepSessionId?: string } = {},
+): Promise<User> {
+  assertPassword(password);
+  const row = await getUserRow(db, workspace, email);
+  const updated = { password_hash: await hashPassword(password), updated_at: nowIso() };
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('users').set(updated).where('id', '=', row.id).execute();
+    let sessions = trx.deleteFrom('web_sessions').where('user_id', '=', row.id);
+    if (opts.keepSessionId) sessions = sessions.where('id', '!=', opts.keepSessionId);
+    await sessions.execute();
+    await trx.deleteFrom('password_tokens').where('user_id', '=', row.id).execute();
+  });
+  return toUser({ ...row, ...updated });
+}
+
+/** Deletes a user with their API keys, sessions and password links (the store cascades);
+ * their query history stays, under their email. */
+export async function deleteUser(db: Kysely<Database>, workspace: string, email: string): Promise<User> {
+  const row = await getUserRow(db, workspace, email);
+  await db.deleteFrom('users').where('id', '=', row.id).execute();
+  return toUser(row);
 }

@@ -67,12 +67,13 @@ export async function setWorkspacePlan(db: Kysely<Database>, slug: string, plan:
   return { ...ws, plan: plan as Plan };
 }
 
-/** The `default` workspace always exists: it is served at the root URL. */
-export async function ensureDefaultWorkspace(db: Kysely<Database>): Promise<Workspace> {
+/** The `default` workspace always exists: it is served at the root URL. Made on `plan`
+ * (DBQ_DEFAULT_PLAN) the first time; an existing one keeps its plan. */
+export async function ensureDefaultWorkspace(db: Kysely<Database>, plan?: string): Promise<Workspace> {
   const ws = await findWorkspace(db, DEFAULT_WORKSPACE);
   if (ws) return ws;
   try {
-    return await createWorkspace(db, { slug: DEFAULT_WORKSPACE, name: 'Default' });
+    return await createWorkspace(db, { slug: DEFAULT_WORKSPACE, name: 'Default', ...(plan !== undefined ? { plan } : {}) });
   } catch (err) {
     // Another process created it between our read and insert.
     if (err instanceof ConflictError) return getWorkspace(db, DEFAULT_WORKSPACE);

@@ -1,17 +1,21 @@
 import { render } from 'preact';
 import './styles.css';
 import { PAGE } from './env.ts';
+import { AccountPage } from './pages/account.tsx';
 import { ApiKeysPage } from './pages/api-keys.tsx';
 import { ConnectionsPage } from './pages/connections.tsx';
 import { ConsolePage } from './pages/console.tsx';
 import { ForbiddenPage, NotFoundPage } from './pages/errors.tsx';
 import { LoginPage } from './pages/login.tsx';
+import { SetPasswordPage } from './pages/set-password.tsx';
 import { SetupPage } from './pages/setup.tsx';
 import { UsersPage } from './pages/users.tsx';
 
 const pages: Record<string, () => preact.JSX.Element> = {
   login: LoginPage,
   setup: SetupPage,
+  'set-password': SetPasswordPage,
+  account: AccountPage,
   console: ConsolePage,
   'api-keys': ApiKeysPage,
   connections: ConnectionsPage,

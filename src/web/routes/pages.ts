@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DbqError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { PAGE_SECURITY_HEADERS, type PageName, type WebShell } from '../shell.ts';
+import { passwordTokenEmail, PASSWORD_LINK_PATH } from '../password-token.ts';
 import { setupTokenUsable, workspaceHasUsers } from '../setup-token.ts';
 import { loadWebContext, type WebContext } from '../web-context.ts';
 
@@ -16,6 +17,7 @@ const PAGES: { path: string; page: PageName; access: Access }[] = [
   { path: '/settings/api-keys', page: 'api-keys', access: 'signed-in' },
   { path: '/settings/connections', page: 'connections', access: 'signed-in' },
   { path: '/settings/users', page: 'users', access: 'admin' },
+  { path: '/settings/account', page: 'account', access: 'signed-in' },
 ];
 
 /**
@@ -102,5 +104,14 @@ export function pageRoutes(app: FastifyInstance, svc: Services, shell: WebShell)
     const token = (request.query as { token?: unknown }).token;
     const usable = typeof token === 'string' && token.length <= 200 && (await setupTokenUsable(svc.db, ctx.workspace.slug, token));
     return send(reply, usable ? 200 : 403, 'setup', { base: ctx.base, workspace: ctx.workspace.slug });
+  });
+
+  // A one-time "set your password" link (password-token.ts): 403 page when wrong, used or expired.
+  app.get(PASSWORD_LINK_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const ctx = await context(request, reply);
+    if (!ctx) return reply;
+    const token = (request.query as { token?: unknown }).token;
+    const email = typeof token === 'string' && token.length <= 200 ? await passwordTokenEmail(svc.db, ctx.workspace.slug, token) : null;
+    return send(reply, email ? 200 : 403, 'set-password', { base: ctx.base, workspace: ctx.workspace.slug });
   });
 }

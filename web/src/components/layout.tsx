@@ -8,6 +8,7 @@ const NAV: { page: string; path: string; label: string; adminOnly?: boolean }[] 
   { page: 'api-keys', path: '/settings/api-keys', label: 'API keys' },
   { page: 'connections', path: '/settings/connections', label: 'Connections' },
   { page: 'users', path: '/settings/users', label: 'Users', adminOnly: true },
+  { page: 'account', path: '/settings/account', label: 'Account' },
 ];
 
 export function Layout({ me, children, wide }: { me: Me | null; children: ComponentChildren; wide?: boolean }) {

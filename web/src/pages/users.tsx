@@ -24,6 +24,7 @@ export function UsersPage() {
   const [adding, setAdding] = useState(false);
   const [form, setForm] = useState({ email: '', role: 'read_only' as Role, password: '' });
   const [busy, setBusy] = useState(false);
+  const [link, setLink] = useState<{ email: string; url: string; expiresAt: string } | null>(null);
   const emailRef = useRef<HTMLInputElement>(null);
 
   const fail = (err: unknown) => {
@@ -67,6 +68,19 @@ export function UsersPage() {
     }
   };
 
+  // A one-time link, shown once: the admin passes it on; it sets a new password and signs the
+  // user out everywhere.
+  const resetLink = async (user: User) => {
+    setError(null);
+    setNotice(null);
+    try {
+      const made = await api.post<{ url: string; expiresAt: string }>(`/users/${encodeURIComponent(user.id)}/password-link`);
+      setLink({ email: user.email, url: made.url, expiresAt: made.expiresAt });
+    } catch (err) {
+      fail(err);
+    }
+  };
+
   return (
     <Layout me={me}>
       <div class="page-head">
@@ -84,6 +98,19 @@ export function UsersPage() {
       {notice && (
         <div class="alert alert-ok" role="status">
           {notice}
+        </div>
+      )}
+      {link && (
+        <div class="alert alert-ok" role="status" aria-label="Password link">
+          <p>
+            One-time link for {link.email} to set a new password (valid until {formatTime(link.expiresAt)}; shown only now):
+          </p>
+          <p>
+            <code class="secret" data-testid="password-link">{link.url}</code>
+          </p>
+          <button type="button" class="btn btn-small" onClick={() => setLink(null)}>
+            Done
+          </button>
         </div>
       )}
       {adding && (
@@ -152,6 +179,11 @@ export function UsersPage() {
                     <td>{u.disabled ? <span class="badge badge-muted">Disabled</span> : <span class="badge badge-ok">Active</span>}</td>
                     <td>{formatTime(u.createdAt)}</td>
                     <td class="actions">
+                      {!self && !u.disabled && (
+                        <button type="button" class="btn btn-small" aria-label={`Reset password of ${u.email}`} onClick={() => resetLink(u)}>
+                          Reset password
+                        </button>
+                      )}{' '}
                       {!self &&
                         (u.disabled ? (
                           <button type="button" class="btn btn-small" aria-label={`Enable ${u.email}`} onClick={() => update(u, { disabled: false }, `${u.email} can sign in again.`)}>

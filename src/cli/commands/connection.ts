@@ -1,0 +1,141 @@
+// dbq connection add|update|set-reader|test|remove|list: the API's core functions
+// (save-connection.ts, connections.ts, test-connection.ts), with the CLI acting as an admin.
+import type { Command } from 'commander';
+import { deleteConnection, listConnections, type ConnectionRecord } from '../../connections/connections.ts';
+import { addConnection, changeConnection } from '../../connections/save-connection.ts';
+import { testConnection } from '../../connections/test-connection.ts';
+import { InvalidRequestError } from '../../errors.ts';
+import type { Principal } from '../../workspaces/api-keys.ts';
+import { getWorkspace, type Workspace } from '../../workspaces/workspaces.ts';
+import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
+
+/** Who reads log in as, and what the audit found (the record never carries a password). */
+function describeReads(c: ConnectionRecord): string {
+  const who = c.readUser ? `reads log in as ${c.readUser}` : 'reads use the connection user';
+  if (!c.readAccess) return `${who}; read access not audited yet (database unreachable?)`;
+  const findings = c.readAccess.findings.map((f) => `\n  - ${f}`).join('');
+  return `${who}; read access: ${c.readAccess.level}${findings}`;
+}
+
+/** Whoever runs the CLI holds the store, so acts as an admin of the workspace. */
+function cliPrincipal(ws: Workspace): Principal {
+  return { workspace: { id: ws.id, slug: ws.slug, plan: ws.plan }, user: { id: 'cli', email: 'cli', role: 'admin' }, apiKey: null };
+}
+
+export function connectionCommands(program: Command, ctx: CliContext): void {
+  const connection = program.command('connection').description('manage database connections');
+  connection
+    .command('add')
+    .description("add a connection: postgres://user:pass@host:5432/db?sslmode=require, mysql://user:pass@host:3306/db or sqlite:<file in the workspace's DBQ_SQLITE_DIR/<slug>/>")
+    .requiredOption('--workspace <slug>', 'workspace')
+    .requiredOption('--name <name>', 'connection name')
+    .requiredOption('--url <url>', 'connection URL')
+    .option('--read-only', 'every query on it is a read, whatever the key')
+    .option('--read-url <url>', 'reader credentials: every read logs in as this URL\'s user (same engine, host, port and database)')
+    .option('--create-reader', "create a login that can only read with --url's credentials, and use it for every read")
+    .option('--json', 'print JSON')
+    .action((opts: { workspace: string; name: string; url: string; readOnly?: boolean; readUrl?: string; createReader?: boolean } & JsonOpt) =>
+      withCore(ctx, async (svc) => {
+        const ws = await getWorkspace(svc.db, opts.workspace);
+        const record = await addConnection(svc, ws.id, {
+          name: opts.name,
+          url: opts.url,
+          readOnly: Boolean(opts.readOnly),
+          ...(opts.readUrl !== undefined ? { readUrl: opts.readUrl } : {}),
+          ...(opts.createReader ? { createReader: true } : {}),
+        });
+        print(opts, { connection: record }, `Added ${record.engine} connection ${record.name} (${record.id}); ${describeReads(record)}`);
+      }),
+    );
+  connection
+    .command('update')
+    .description('change a connection: its name, URL (credentials included) or read-only flag; its pool is replaced')
+    .requiredOption('--workspace <slug>', 'workspace')
+    .requiredOption('--connection <nameOrId>', 'connection name or id')
+    .option('--name <name>', 'new name')
+    .option('--url <url>', 'new connection URL')
+    .option('--read-only', 'every query on it is a read, whatever the key')
+    .option('--no-read-only', 'queries follow the key again')
+    .option('--json', 'print JSON')
+    .action((opts: { workspace: string; connection: string; name?: string; url?: string; readOnly?: boolean } & JsonOpt) =>
+      withCore(ctx, async (svc) => {
+        const change = {
+          ...(opts.name !== undefined ? { name: opts.name } : {}),
+          ...(opts.url !== undefined ? { url: opts.url } : {}),
+          ...(opts.readOnly !== undefined ? { readOnly: opts.readOnly } : {}),
+        };
+        if (Object.keys(change).length === 0) throw new InvalidRequestError('nothing to change: give --name, --url, --read-only or --no-read-only');
+        const ws = await getWorkspace(svc.db, opts.workspace);
+        const record = await changeConnection(svc, ws.id, opts.connection, change);
+        print(opts, { connection: record }, `Updated ${record.name} (${record.id})${record.readOnly ? ', read-only' : ''}; ${describeReads(record)}`);
+      }),
+    );
+  connection
+    .command('set-reader')
+    .description("set the credentials every read of a connection logs in as: a new login that can only read (--create, made with the connection's own credentials), a URL's user (--read-url), or none (--remove)")
+    .requiredOption('--workspace <slug>', 'workspace')
+    .requiredOption('--connection <nameOrId>', 'connection name or id')
+    .option('--create', 'create a login that can only read and use it for every read')
+    .option('--read-url <url>', 'use this URL\'s user and password (same engine, host, port and database)')
+    .option('--remove', 'reads use the connection user again')
+    .option('--json', 'print JSON')
+    .action((opts: { workspace: string; connection: string; create?: boolean; readUrl?: string; remove?: boolean } & JsonOpt) =>
+      withCore(ctx, async (svc) => {
+        const chosen = [opts.create, opts.readUrl !== undefined, opts.remove].filter(Boolean).length;
+        if (chosen !== 1) throw new InvalidRequestError('give exactly one of --create, --read-url, --remove');
+        const ws = await getWorkspace(svc.db, opts.workspace);
+        const record = await changeConnection(
+          svc,
+          ws.id,
+          opts.connection,
+          opts.create ? { createReader: true } : opts.readUrl !== undefined ? { readUrl: opts.readUrl } : { readUser: null },
+        );
+        print(opts, { connection: record }, `${record.name}: ${describeReads(record)}`);
+      }),
+    );
+  connection
+    .command('test')
+    .description('test a connection (bounded by DBQ_CONNECTION_TEST_TIMEOUT_MS) and audit what its reads can do; exits 1 when it fails')
+    .requiredOption('--workspace <slug>', 'workspace')
+    .requiredOption('--connection <nameOrId>', 'connection name or id')
+    .option('--json', 'print JSON')
+    .action((opts: { workspace: string; connection: string } & JsonOpt) =>
+      withCore(ctx, async (svc) => {
+        const ws = await getWorkspace(svc.db, opts.workspace);
+        const outcome = await testConnection(svc, cliPrincipal(ws), { connectionId: opts.connection });
+        const access = outcome.readAccess ? `; read access: ${outcome.readAccess.level}` : '';
+        print(opts, outcome, outcome.ok ? `ok in ${outcome.latencyMs} ms: ${outcome.serverVersion}${access}` : `failed after ${outcome.latencyMs} ms: ${outcome.error}`);
+        if (!outcome.ok) process.exitCode = 1;
+      }),
+    );
+  connection
+    .command('remove')
+    .description('delete a connection and close its pool')
+    .requiredOption('--workspace <slug>', 'workspace')
+    .requiredOption('--connection <nameOrId>', 'connection name or id')
+    .option('--json', 'print JSON')
+    .action((opts: { workspace: string; connection: string } & JsonOpt) =>
+      withCore(ctx, async (svc) => {
+        const ws = await getWorkspace(svc.db, opts.workspace);
+        const record = await deleteConnection(svc.db, ws.id, opts.connection);
+        await svc.pools.drop(record.id);
+        print(opts, { deleted: true, connection: record }, `Removed ${record.name} (${record.id})`);
+      }),
+    );
+  connection
+    .command('list')
+    .description('list connections (secrets are never shown)')
+    .requiredOption('--workspace <slug>', 'workspace')
+    .option('--json', 'print JSON')
+    .action((opts: { workspace: string } & JsonOpt) =>
+      withCore(ctx, async (svc) => {
+        const ws = await getWorkspace(svc.db, opts.workspace);
+        const connections = await listConnections(svc.db, ws.id);
+        const lines = connections.map(
+          (c) =>
+            `${c.id}\t${c.name}\t${c.engine}\t${c.engine === 'sqlite' ? c.database : `${c.host}:${c.port}/${c.database}`}${c.readOnly ? '\tread-only' : ''}${c.readUser ? `\treads as ${c.readUser}` : ''}${c.readAccess ? `\treads ${c.readAccess.level}` : ''}`,
+        );
+        print(opts, { connections }, lines.length ? lines.join('\n') : `no connections in workspace ${opts.workspace}`);
+      }),
+    );
+}
