@@ -49,6 +49,13 @@ export class NotFoundError extends DbqError {
   }
 }
 
+/** A known path asked with a method it does not answer; the response's `Allow` lists those it does. */
+export class MethodNotAllowedError extends DbqError {
+  constructor(details?: Details) {
+    super('method_not_allowed', 405, 'Method not allowed', details);
+  }
+}
+
 export class WorkspaceNotFoundError extends DbqError {
   constructor() {
     super('workspace_not_found', 404, 'Workspace not found');
@@ -143,6 +150,13 @@ export class SetupUnavailableError extends DbqError {
   }
 }
 
+/** Wrong, used or expired "set your password" link. One message for all. */
+export class PasswordLinkUnavailableError extends DbqError {
+  constructor() {
+    super('password_link_unavailable', 403, 'This password link is invalid, expired or has already been used');
+  }
+}
+
 /** The client went away or asked for cancellation; nobody normally sees this body. */
 export class QueryCanceledError extends DbqError {
   constructor(message = 'Query was canceled') {
@@ -181,6 +195,7 @@ export const ERROR_CLASSES = [
   InvalidApiKeyError,
   InsufficientPermissionsError,
   NotFoundError,
+  MethodNotAllowedError,
   WorkspaceNotFoundError,
   ConnectionNotFoundError,
   QueryNotFoundError,
@@ -195,6 +210,7 @@ export const ERROR_CLASSES = [
   InvalidCredentialsError,
   CsrfError,
   SetupUnavailableError,
+  PasswordLinkUnavailableError,
   QueryCanceledError,
   InternalError,
   ConnectionFailedError,

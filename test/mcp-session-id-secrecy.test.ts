@@ -58,7 +58,9 @@ it('keeps SSE and Streamable HTTP session ids out of every log line and metric l
   expect((await post(endpoint, call)).status).toBe(202);
   await read(/"id":2/);
   // Refused messages log their URL too: an unknown id, and a body that is not JSON-RPC.
-  expect((await post(`/messages?sessionId=${sseId.replace(/.$/, '0')}`, INIT)).status).toBe(404);
+  // Another id of the same shape: the last character changed (to 1 when it already was 0).
+  const unknownId = sseId.replace(/.$/, (last) => (last === '0' ? '1' : '0'));
+  expect((await post(`/messages?sessionId=${unknownId}`, INIT)).status).toBe(404);
   expect((await post(endpoint, { hello: 1 })).status).toBe(400);
   stream.abort();
 

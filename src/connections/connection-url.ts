@@ -23,6 +23,8 @@ function bad(message: string): never {
 }
 
 export function parseConnectionUrl(url: string): ConnectionFields {
+  // `%00` decodes to NUL in the user, password or database; connections.ts refuses a raw one.
+  if (/%00/.test(url) || url.includes('\u0000')) bad('url must not contain a NUL character (%00)');
   if (/^sqlite:/i.test(url)) {
     const file = decodeURIComponent(url.replace(/^sqlite:(\/\/)?/i, ''));
     if (!file) bad('sqlite: URL needs a file name, e.g. sqlite:shop.db');

@@ -132,8 +132,21 @@ export function toRecord(row: ConnectionRow): ConnectionRecord {
   };
 }
 
+/** A NUL character in a connection string was once saved as given: drivers and C libraries
+ * (libpq, the SQLite file API) cut a string at NUL, so what is stored is not what is dialled.
+ * Checked here, in the core, because the CLI hands its options to addConnection without the
+ * HTTP schemas. */
+export function refuseNulCharacters(input: object): void {
+  for (const [field, value] of Object.entries(input)) {
+    if (typeof value === 'string' && value.includes('\u0000')) {
+      throw new InvalidRequestError(`${field} must not contain a NUL character`, { field });
+    }
+  }
+}
+
 /** Turns a body (URL or fields) into validated connection fields. */
 export function resolveSettings(input: AdHocConnectionInput, base?: ConnectionFields): ConnectionFields {
+  refuseNulCharacters(input);
   let fields: ConnectionFields;
   if (input.url !== undefined) {
     fields = parseConnectionUrl(input.url);
@@ -174,6 +187,7 @@ export function resolveReader(
   fields: ConnectionFields,
   base: ReaderCredentials | null,
 ): ReaderCredentials | null {
+  refuseNulCharacters(input);
   const given = READER_FIELDS.find((k) => input[k] !== undefined);
   if (fields.engine === 'sqlite') {
     const field = given ?? (input.createReader ? 'createReader' : undefined);

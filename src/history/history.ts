@@ -172,11 +172,18 @@ function toEntry(row: HistoryRow): HistoryEntry {
   };
 }
 
+/** A query-string integer: `?limit=abc` once answered "expected number, received NaN"; every
+ * way of getting it wrong now says what is wanted. */
+export function queryInteger(min: number, max: number) {
+  const error = `must be an integer from ${min} to ${max}`;
+  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+}
+
 const isoDate = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 date or time');
 
 export const historyQuerySchema = z
   .object({
-    limit: z.coerce.number().int().min(1).max(200).default(50),
+    limit: queryInteger(1, 200).default(50),
     cursor: z.string().max(200).optional(),
     connectionId: z.string().max(200).optional(),
     status: z.enum(HISTORY_STATUSES as [HistoryStatus, ...HistoryStatus[]]).optional(),

@@ -7,6 +7,7 @@ import { sendLimitHeaders } from '../limits/http.ts';
 import { redactUrl } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { answerClientError, answerFrameworkError, installErrorHandling } from './error-handler.ts';
+import { installJsonBodyParser } from './json-body.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { registerApiRoutes, type ApiRoute } from './routes/index.ts';
 
@@ -41,6 +42,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     routerOptions: { ignoreTrailingSlash: true },
   });
 
+  installJsonBodyParser(app);
   app.decorateRequest('principal', null);
   // zod validates (parseInput); JSON Schemas on routes are for OpenAPI only.
   app.setValidatorCompiler(() => () => true);
@@ -56,7 +58,8 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   app.addHook('onResponse', (request, reply, done) => {
     if (svc.logger.isLevelEnabled('info')) {
       request.log.info(
-        { reqId: request.id, method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        // No reqId here: request.log is a child logger that already carries it.
+        { method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
         'request',
       );
     }

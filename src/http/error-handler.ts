@@ -15,6 +15,7 @@ import {
   InternalError,
   InvalidJsonError,
   InvalidRequestError,
+  MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
   RateLimitedError,
@@ -30,7 +31,22 @@ export function envelopeOf(err: DbqError): Record<string, unknown> {
 
 export function zodToInvalidRequest(err: ZodError): InvalidRequestError {
   const issue = err.issues[0];
-  const field = issue?.path.join('.') ?? '';
+  if (issue?.code === 'invalid_union') {
+    // Zod's own message is a bare "Invalid input". When every alternative refused only keys
+    // that another one takes (`connectionId` and `url` in one /connections/test body), the
+    // keys cannot be given together; otherwise the closest alternative says what is wrong.
+    const options = (issue as { errors?: ZodError['issues'][] }).errors ?? [];
+    const keysOf = (o: ZodError['issues']) => (o.length === 1 && o[0].code === 'unrecognized_keys' ? ((o[0] as { keys?: string[] }).keys ?? []) : null);
+    if (options.length > 1 && options.every((o) => keysOf(o) !== null)) {
+      const keys = [...new Set(options.flatMap((o) => keysOf(o)!))].sort();
+      const prefix = issue.path.length > 0 ? `${issue.path.join('.')}.` : '';
+      return new InvalidRequestError(`Invalid request: ${keys.map((k) => `"${prefix}${k}"`).join(' and ')} cannot be given together`, { field: `${prefix}${keys[0]}`, fields: keys.map((k) => `${prefix}${k}`) });
+    }
+    const closest = [...options].sort((a, b) => a.length - b.length)[0];
+    if (closest && closest.length > 0) return zodToInvalidRequest(new ZodError(closest.map((i) => ({ ...i, path: [...issue.path, ...i.path] }))));
+  }
+  // `params[3]`, `params[3][0]`: array positions read as they are written in the body.
+  const field = (issue?.path ?? []).reduce<string>((acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${String(seg)}` : String(seg)), '');
   let message = issue?.message ?? 'invalid value';
   if (issue?.code === 'unrecognized_keys') {
     const keys = (issue as { keys?: string[] }).keys ?? [];
@@ -38,6 +54,24 @@ export function zodToInvalidRequest(err: ZodError): InvalidRequestError {
   }
   if (issue?.code === 'invalid_type' && /received undefined/.test(message)) message = 'is required';
   return new InvalidRequestError(field ? `Invalid request: ${field} ${message}` : `Invalid request: ${message}`, field ? { field } : undefined);
+}
+
+/**
+ * One log line per failure. Below 500 at info. A 5xx the database caused (502 a refused login,
+ * 503 every connection busy, 504 a statement timeout) at warn, with the message and the
+ * driver's code but no stack: it is not dbq's bug, and logging the error object also repeated
+ * the driver's text (pino appends each `cause` message: `role "x" does not exist: role "x" does
+ * not exist`). Only an internal error (500) is logged at error with its stack.
+ */
+export function logFailure(log: FastifyBaseLogger, err: unknown, dbqErr: DbqError, context: Record<string, unknown> = {}, what = 'request failed'): void {
+  if (dbqErr.status < 500) {
+    log.info({ code: dbqErr.code, status: dbqErr.status, ...context }, dbqErr.message);
+  } else if (!(dbqErr instanceof InternalError)) {
+    const causeCode = (dbqErr.cause as { code?: unknown } | undefined)?.code;
+    log.warn({ code: dbqErr.code, status: dbqErr.status, ...(typeof causeCode === 'string' ? { causeCode } : {}), ...context }, dbqErr.message);
+  } else {
+    log.error({ err, code: dbqErr.code, ...context }, what);
+  }
 }
 
 export function toDbqError(err: unknown): DbqError {
@@ -107,12 +141,84 @@ export function answerFrameworkError(err: FastifyError, request: FastifyRequest,
       : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? new InvalidRequestError('Invalid request: a URL segment is too long')
         : toDbqError(err);
-  if (dbqErr.status >= 500) request.log.error({ err, code: dbqErr.code }, 'request failed');
-  else request.log.info({ code: dbqErr.code, status: dbqErr.status }, dbqErr.message);
+  logFailure(request.log, err, dbqErr);
   void reply.header('x-request-id', request.id).status(dbqErr.status).send(envelopeOf(dbqErr));
 }
 
+/** RFC 9110 §11.6.1: a 401 says how to authenticate. Without it, MCP clients (Inspector, the
+ * SDK) take a bare 401 as an invitation to try OAuth discovery, which dbq does not offer. */
+export const WWW_AUTHENTICATE = 'Bearer realm="dbq"';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Set by the web app (src/web/plugin.ts): its HTML 404 page for a path of this request. */
+    notFoundPage?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply;
+  }
+}
+
+/** Paths that only programs call: they answer the JSON envelope whatever Accept says. */
+const MACHINE_PATH = /^(?:\/w\/[^/]+)?\/(?:api|ui\/api|mcp|sse|messages|metrics|healthz|readyz|openapi\.json)(?:[/?.]|$)/;
+
+/** Every route's URL pattern as a regular expression with its methods, so a request the router
+ * did not match can be told apart: a known path with another method is 405 with `Allow`, not
+ * 404. Fastify keeps no per-path method list of its own to ask. */
+function routeMethodIndex(app: FastifyInstance): (url: string) => string[] {
+  const routes: { pattern: RegExp; methods: Set<string> }[] = [];
+  app.addHook('onRoute', (route) => {
+    const source = route.url
+      .split('/')
+      .map((seg) => (seg === '*' ? '.*' : seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/')
+      .replace(/\/$/, '');
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    routes.push({ pattern: new RegExp(`^${source}/?$`), methods: new Set(methods.map((m) => m.toUpperCase())) });
+  });
+  return (url) => {
+    let path = url.split('?')[0];
+    try {
+      path = decodeURI(path);
+    } catch {
+      // the router matched the raw text as well
+    }
+    const allowed = new Set<string>();
+    for (const route of routes) if (route.pattern.test(path)) for (const m of route.methods) allowed.add(m);
+    if (allowed.has('GET')) allowed.add('HEAD');
+    return [...allowed].sort();
+  };
+}
+
+/** How much of a refused body is read and thrown away so the client can see the answer. */
+const DRAIN_MIN_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Fastify answers a body it refused while reading (over the limit) with `Connection: close`, and
+ * Node then destroys the socket once the response is written while the client is still
+ * uploading: Node's fetch saw EPIPE or ECONNRESET instead of the 413 in about 5 of 12 tries. The
+ * rest of the body is read and discarded instead, up to max(2 × the body limit, 16 MiB), and the
+ * connection stays usable; a client sending more than that is cut off as before.
+ */
+function drainRefusedBody(request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw;
+  if (raw.complete || reply.getHeader('connection') !== 'close') return;
+  const bound = Math.max(2 * request.server.initialConfig.bodyLimit!, DRAIN_MIN_BYTES);
+  const declared = Number(request.headers['content-length']);
+  if (declared > bound) return;
+  reply.removeHeader('connection');
+  let drained = 0;
+  raw.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > bound) raw.socket?.destroy();
+  });
+  raw.resume();
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
+  const allowedMethods = routeMethodIndex(app);
+  // Every 401 says the scheme (envelopes are sent from here and from answerFrameworkError).
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (reply.statusCode === 401 && !reply.hasHeader('www-authenticate')) void reply.header('www-authenticate', WWW_AUTHENTICATE);
+    done(null, payload);
+  });
   app.setErrorHandler(async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     // The plan count starts at authentication and is awaited late (src/limits/http.ts); a
     // request it refused answers 429 whatever else was wrong with it (a body that does not
@@ -124,11 +230,22 @@ export function installErrorHandling(app: FastifyInstance): void {
       );
     }
     const dbqErr = toDbqError(err);
-    if (dbqErr.status >= 500) request.log.error({ err, code: dbqErr.code }, 'request failed');
-    else request.log.info({ code: dbqErr.code, status: dbqErr.status }, dbqErr.message);
+    logFailure(request.log, err, dbqErr);
+    drainRefusedBody(request, reply);
     return reply.status(dbqErr.status).send(envelopeOf(dbqErr));
   });
-  app.setNotFoundHandler((_request, reply) => {
-    void reply.status(404).send(envelopeOf(new NotFoundError()));
+  app.setNotFoundHandler((request, reply) => {
+    const allow = allowedMethods(request.url);
+    if (allow.length > 0 && !allow.includes(request.method)) {
+      const err = new MethodNotAllowedError({ allow });
+      request.log.info({ code: err.code, status: err.status }, err.message);
+      return reply.status(err.status).header('allow', allow.join(', ')).send(envelopeOf(err));
+    }
+    // A person's browser (it asks for HTML) gets the web app's 404 page; programs the envelope.
+    const page = request.server.notFoundPage;
+    if (page && (request.method === 'GET' || request.method === 'HEAD') && /\btext\/html\b/.test(request.headers.accept ?? '') && !MACHINE_PATH.test(request.url)) {
+      return page(request, reply);
+    }
+    return reply.status(404).send(envelopeOf(new NotFoundError()));
   });
 }

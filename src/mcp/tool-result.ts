@@ -5,7 +5,7 @@
 // validate it against the tool's output schema. A 500 says only "Internal server error".
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
-import { envelopeOf, toDbqError } from '../http/error-handler.ts';
+import { envelopeOf, logFailure, toDbqError } from '../http/error-handler.ts';
 
 export function toToolResult(data: object): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data as Record<string, unknown> };
@@ -13,8 +13,7 @@ export function toToolResult(data: object): CallToolResult {
 
 export function toToolError(err: unknown, log: FastifyBaseLogger, context: Record<string, unknown>): CallToolResult {
   const dbqErr = toDbqError(err);
-  if (dbqErr.status >= 500) log.error({ err, code: dbqErr.code, ...context }, 'mcp tool call failed');
-  else log.info({ code: dbqErr.code, status: dbqErr.status, ...context }, dbqErr.message);
+  logFailure(log, err, dbqErr, context, 'mcp tool call failed');
   return {
     isError: true,
     content: [

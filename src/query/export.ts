@@ -169,7 +169,9 @@ export async function openExport(svc: Services, principal: Principal, input: Exp
       if (!outcome) {
         failure = err;
         outcome = { status: statusOf(err), error: historyErrorOf(err) };
-        svc.logger.error({ err, queryId: q.queryId }, 'export failed');
+        // A timeout, cancel or refused login is the database's or the client's doing: no stack.
+        if (err instanceof DbqError && !(err instanceof InternalError)) svc.logger[err.status < 500 ? 'info' : 'warn']({ code: err.code, status: err.status, queryId: q.queryId }, err.message);
+        else svc.logger.error({ err, queryId: q.queryId }, 'export failed');
       }
       throw err;
     } finally {

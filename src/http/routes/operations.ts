@@ -7,6 +7,7 @@ import { bearerToken } from '../auth.ts';
 import { ok } from '../schema.ts';
 import { assertWorkspaceExists } from './openapi.ts';
 import { DOCS_HTML } from './docs-page.ts';
+import { FAVICON_ICO } from '../favicon.ts';
 
 export function operationsRoutes(app: FastifyInstance, svc: Services): void {
   // A registry per app, not prom-client's global one: two apps in one test process (or one
@@ -29,6 +30,10 @@ export function operationsRoutes(app: FastifyInstance, svc: Services): void {
     duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
     done();
   });
+
+  app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('image/x-icon').header('cache-control', 'public, max-age=86400').send(FAVICON_ICO),
+  );
 
   app.get('/healthz', { schema: { hide: true } }, async () => ok({ status: 'ok' }));
 
