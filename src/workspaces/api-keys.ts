@@ -4,7 +4,7 @@
 // to the very next request.
 import { timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { InvalidApiKeyError, InvalidRequestError, NotFoundError } from '../errors.ts';
+import { ConflictError, InvalidApiKeyError, InvalidRequestError, NotFoundError } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { ApiKeyRow, Database } from '../store/schema.ts';
 import type { Memo } from '../store/store.ts';
@@ -118,6 +118,23 @@ export async function revokeApiKey(db: Kysely<Database>, workspace: string, keyI
   const revokedAt = row.revoked_at ?? nowIso();
   await db.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
   return toApiKey({ ...row, revoked_at: revokedAt }, row.email);
+}
+
+/** Removes a revoked key from the lists by deleting its row. Only revoked keys: a live key must
+ * be revoked first, so removal never doubles as a silent revocation. Query history keeps the
+ * key's id and name (copied into each entry), so the audit trail does not depend on the row;
+ * a deleted key's secret fails authentication as unknown, the same error as revoked. */
+export async function deleteRevokedApiKey(db: Kysely<Database>, workspace: string, keyId: string): Promise<void> {
+  const ws = await getWorkspace(db, workspace);
+  const row = await db
+    .selectFrom('api_keys')
+    .select(['id', 'revoked_at'])
+    .where('workspace_id', '=', ws.id)
+    .where('id', '=', keyId)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError('API key not found');
+  if (row.revoked_at === null) throw new ConflictError('Revoke the API key before removing it', { id: keyId });
+  await db.deleteFrom('api_keys').where('id', '=', row.id).where('revoked_at', 'is not', null).execute();
 }
 
 /** Resolves a presented key to its principal, or throws InvalidApiKeyError — the same error

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { generateInputSchema, runGenerate } from '../../ai/run-generate.ts';
-import { listHistory } from '../../history/history.ts';
+import { listHistory, queryInteger } from '../../history/history.ts';
 import { clientGoneController, clientGoneSignal } from '../../http/client-gone.ts';
 import { ok, parseInput } from '../../http/schema.ts';
 import { queryInputShape, runQuery } from '../../query/run.ts';
@@ -12,7 +12,7 @@ import type { Principal } from '../../workspaces/api-keys.ts';
 import { webPrincipal } from '../web-context.ts';
 
 const queryBody = z.object(queryInputShape).strict();
-const historyQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(30) }).strict();
+const historyQuery = z.object({ limit: queryInteger(1, 100).default(30) }).strict();
 const askBody = z.object({ connectionId: z.string().min(1).max(200), prompt: z.string() }).strict();
 
 /** The history panel shows the signed-in user's own queries, also for admins (whose API view

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { NotFoundError } from '../../errors.ts';
 import { ok, parseInput } from '../../http/schema.ts';
 import type { Services } from '../../services.ts';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../workspaces/api-keys.ts';
+import { createApiKey, deleteRevokedApiKey, listApiKeys, revokeApiKey } from '../../workspaces/api-keys.ts';
 import { webPrincipal } from '../web-context.ts';
 
 const createSchema = z.object({ name: z.string().trim().min(1, 'is required').max(100) }).strict();
@@ -36,5 +36,16 @@ export function keysApiRoutes(app: FastifyInstance, svc: Services): void {
       throw new NotFoundError('API key not found');
     }
     return ok({ apiKey: await revokeApiKey(svc.db, p.workspace.slug, id) });
+  });
+
+  // Removes a revoked key from the list; an active key is refused (409). Same ownership rule.
+  app.delete('/keys/:id', { schema }, async (request) => {
+    const p = webPrincipal(request);
+    const { id } = parseInput(idParams, request.params);
+    if (p.user.role !== 'admin' && !(await listApiKeys(svc.db, p.workspace.slug, p.user.id)).some((k) => k.id === id)) {
+      throw new NotFoundError('API key not found');
+    }
+    await deleteRevokedApiKey(svc.db, p.workspace.slug, id);
+    return ok({ deleted: true });
   });
 }

@@ -1,5 +1,5 @@
-// Bar and line charts of a result, drawn as plain SVG: one category (X) column and one
-// numeric (Y) column chosen from the result. Exact numeric strings (int8, numeric) count as
+// Bar and line charts of a result, drawn as plain SVG: one category (X) column and one or more
+// numeric (Y) columns chosen from the result, each a series (grouped bars, or one line each). Exact numeric strings (int8, numeric) count as
 // numbers here; they are only drawn, never summed.
 import { useMemo, useState } from 'preact/hooks';
 import { cellText } from '../format.ts';
@@ -8,6 +8,8 @@ import type { Column } from './result-table.tsx';
 const W = 800;
 const H = 360;
 const M = { top: 16, right: 20, bottom: 72, left: 68 };
+// Series colours in the page's palette; a sixth series reuses the first.
+const SERIES = 5;
 const MAX_BARS = 200;
 const MAX_POINTS = 5000;
 
@@ -51,16 +53,19 @@ export function Chart({ columns, rows }: { columns: Column[]; rows: unknown[][] 
   const defaultX = columns.findIndex((_, i) => !numeric.includes(i));
   const [kind, setKind] = useState<'bar' | 'line'>('bar');
   const [x, setX] = useState(defaultX >= 0 ? defaultX : 0);
-  const [y, setY] = useState(defaultY);
+  const [ys, setYs] = useState<number[]>([defaultY]);
 
   if (numeric.length === 0) {
     return <p class="empty">This result has no numeric column to chart.</p>;
   }
-  const yCol = numeric.includes(y) ? y : defaultY;
+  const picked = ys.filter((i) => numeric.includes(i));
+  const yCols = picked.length ? picked : [defaultY];
+  const toggleY = (i: number, on: boolean) => setYs(on ? numeric.filter((n) => n === i || yCols.includes(n)) : yCols.filter((n) => n !== i));
   const limit = kind === 'bar' ? MAX_BARS : MAX_POINTS;
   const shown = rows.slice(0, limit);
-  const points = shown.map((r) => ({ label: cellText(r[x]), value: toNumber(r[yCol]) }));
-  const values = points.map((p) => p.value).filter((v): v is number => v !== null);
+  const labels = shown.map((r) => cellText(r[x]));
+  const series = yCols.map((col) => shown.map((r) => toNumber(r[col])));
+  const values = series.flat().filter((v): v is number => v !== null);
   let lo = Math.min(0, ...values);
   let hi = Math.max(0, ...values);
   if (lo === hi) hi = lo + 1;
@@ -73,14 +78,17 @@ export function Chart({ columns, rows }: { columns: Column[]; rows: unknown[][] 
   const plotW = W - M.left - M.right;
   const plotH = H - M.top - M.bottom;
   const sy = (v: number) => M.top + plotH - ((v - lo) / (hi - lo)) * plotH;
-  const band = plotW / Math.max(1, points.length);
+  const band = plotW / Math.max(1, labels.length);
   const cx = (i: number) => M.left + band * i + band / 2;
-  const labelEvery = Math.max(1, Math.ceil(points.length / 24));
-  const title = `${kind === 'bar' ? 'Bar' : 'Line'} chart of ${columns[yCol].name} by ${columns[x].name}`;
-  const linePath = points
-    .map((p, i) => (p.value === null ? null : `${cx(i).toFixed(1)},${sy(p.value).toFixed(1)}`))
-    .filter(Boolean)
-    .join(' ');
+  const barW = Math.max(1, (band * 0.76) / yCols.length);
+  const labelEvery = Math.max(1, Math.ceil(labels.length / 24));
+  const yNames = yCols.map((i) => columns[i].name);
+  const title = `${kind === 'bar' ? 'Bar' : 'Line'} chart of ${yNames.join(', ')} by ${columns[x].name}`;
+  const linePath = (values: (number | null)[]) =>
+    values
+      .map((v, i) => (v === null ? null : `${cx(i).toFixed(1)},${sy(v).toFixed(1)}`))
+      .filter(Boolean)
+      .join(' ');
 
   return (
     <div class="chart">
@@ -102,16 +110,15 @@ export function Chart({ columns, rows }: { columns: Column[]; rows: unknown[][] 
             ))}
           </select>
         </label>
-        <label class="field inline">
-          <span>Y axis</span>
-          <select value={String(yCol)} onChange={(e) => setY(Number(e.currentTarget.value))}>
-            {numeric.map((i) => (
-              <option key={i} value={String(i)}>
-                {columns[i].name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <fieldset class="field inline y-series">
+          <legend>Y axis</legend>
+          {numeric.map((i) => (
+            <label key={i} class={`series-pick series-${yCols.indexOf(i) % SERIES}`}>
+              <input type="checkbox" checked={yCols.includes(i)} disabled={yCols.length === 1 && yCols[0] === i} onChange={(e) => toggleY(i, e.currentTarget.checked)} />
+              {columns[i].name}
+            </label>
+          ))}
+        </fieldset>
         {rows.length > limit && <span class="muted">First {limit.toLocaleString()} of {rows.length.toLocaleString()} rows</span>}
       </div>
       <svg class="chart-svg" viewBox={`0 0 ${W} ${H}`} role="img" aria-label={title} data-kind={kind}>
@@ -124,37 +131,41 @@ export function Chart({ columns, rows }: { columns: Column[]; rows: unknown[][] 
             </text>
           </g>
         ))}
-        {kind === 'bar'
-          ? points.map((p, i) =>
-              p.value === null ? null : (
-                <rect
-                  key={i}
-                  class="bar"
-                  x={cx(i) - Math.max(1, band * 0.38)}
-                  width={Math.max(1, band * 0.76)}
-                  y={Math.min(sy(p.value), sy(0))}
-                  height={Math.max(0.5, Math.abs(sy(p.value) - sy(0)))}
-                >
-                  <title>{`${p.label}: ${p.value.toLocaleString()}`}</title>
-                </rect>
-              ),
-            )
-          : [
-              <polyline key="line" class="line" points={linePath} fill="none" />,
-              ...(points.length <= 300
-                ? points.map((p, i) =>
-                    p.value === null ? null : (
-                      <circle key={i} class="dot" cx={cx(i)} cy={sy(p.value)} r={3}>
-                        <title>{`${p.label}: ${p.value.toLocaleString()}`}</title>
-                      </circle>
-                    ),
-                  )
-                : []),
-            ]}
-        {points.map((p, i) =>
+        {series.map((vals, s) => (
+          <g key={yCols[s]} class={`series series-${s % SERIES}`}>
+            {kind === 'bar'
+              ? vals.map((v, i) =>
+                  v === null ? null : (
+                    <rect
+                      key={i}
+                      class="bar"
+                      x={cx(i) - band * 0.38 + barW * s}
+                      width={barW}
+                      y={Math.min(sy(v), sy(0))}
+                      height={Math.max(0.5, Math.abs(sy(v) - sy(0)))}
+                    >
+                      <title>{`${labels[i]} · ${yNames[s]}: ${v.toLocaleString()}`}</title>
+                    </rect>
+                  ),
+                )
+              : [
+                  <polyline key="line" class="line" points={linePath(vals)} fill="none" />,
+                  ...(vals.length <= 300
+                    ? vals.map((v, i) =>
+                        v === null ? null : (
+                          <circle key={i} class="dot" cx={cx(i)} cy={sy(v)} r={3}>
+                            <title>{`${labels[i]} · ${yNames[s]}: ${v.toLocaleString()}`}</title>
+                          </circle>
+                        ),
+                      )
+                    : []),
+                ]}
+          </g>
+        ))}
+        {labels.map((label, i) =>
           i % labelEvery === 0 ? (
             <text key={`l${i}`} class="xlabel" transform={`translate(${cx(i)},${H - M.bottom + 14}) rotate(-35)`} text-anchor="end">
-              {truncate(p.label, 16)}
+              {truncate(label, 16)}
             </text>
           ) : null,
         )}
@@ -162,7 +173,7 @@ export function Chart({ columns, rows }: { columns: Column[]; rows: unknown[][] 
           {columns[x].name}
         </text>
         <text class="axis-title" transform={`translate(14,${M.top + plotH / 2}) rotate(-90)`} text-anchor="middle">
-          {columns[yCol].name}
+          {truncate(yNames.join(', '), 40)}
         </text>
       </svg>
     </div>

@@ -1,6 +1,6 @@
 // A modal confirmation on <dialog>: focus moves into it, Esc cancels, focus returns after.
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useId, useRef } from 'preact/hooks';
 
 export function ConfirmDialog(props: {
   open: boolean;
@@ -13,6 +13,8 @@ export function ConfirmDialog(props: {
   children: ComponentChildren;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  // A page may hold several dialogs (revoke, remove): each needs its own title id.
+  const titleId = useId();
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
@@ -20,8 +22,8 @@ export function ConfirmDialog(props: {
     if (!props.open && dialog.open) dialog.close();
   }, [props.open]);
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby="confirm-title" onCancel={(e) => { e.preventDefault(); props.onCancel(); }}>
-      <h2 id="confirm-title">{props.title}</h2>
+    <dialog ref={ref} class="dialog" aria-labelledby={titleId} onCancel={(e) => { e.preventDefault(); props.onCancel(); }}>
+      <h2 id={titleId}>{props.title}</h2>
       <div class="dialog-body">{props.children}</div>
       <div class="dialog-actions">
         <button type="button" class="btn" onClick={props.onCancel}>

@@ -1,6 +1,7 @@
 // CodeMirror 6 SQL editor: highlighting and completion for the connection's dialect, with the
 // connection's tables and columns as completion schema. Ctrl/Cmd+Enter runs. Tab is left to
 // the browser (no indentWithTab), so keyboard users can move past the editor.
+import { autocompletion, closeCompletion } from '@codemirror/autocomplete';
 import { sql, MySQL, PostgreSQL, SQLite, type SQLNamespace } from '@codemirror/lang-sql';
 import { Compartment, EditorState, Prec } from '@codemirror/state';
 import { EditorView, keymap, placeholder } from '@codemirror/view';
@@ -13,6 +14,8 @@ export interface EditorHandle {
   getValue(): string;
   setValue(text: string): void;
   focus(): void;
+  insert(text: string): void;
+  closeCompletion(): void;
 }
 
 const DIALECTS = { postgres: PostgreSQL, mysql: MySQL, sqlite: SQLite };
@@ -39,7 +42,10 @@ export function SqlEditor(props: {
   onChange.current = props.onChange;
 
   useEffect(() => {
-    const run = () => {
+    // Running answers the question the completion popup was offering to help with; left open it
+    // covers the result's first rows.
+    const run = (v: EditorView) => {
+      closeCompletion(v);
       onRun.current();
       return true;
     };
@@ -50,6 +56,9 @@ export function SqlEditor(props: {
         extensions: [
           Prec.highest(keymap.of([{ key: 'Mod-Enter', run, preventDefault: true }])),
           basicSetup,
+          // CodeMirror's icons are glyphs (□ for a column, 🔑 for a keyword) that render as empty
+          // boxes without a matching font; the option's label and type say enough.
+          autocompletion({ icons: false }),
           lang.current.of(language(props.dialect, props.schema)),
           placeholder('SELECT … (Ctrl+Enter to run)'),
           EditorView.lineWrapping,
@@ -67,6 +76,11 @@ export function SqlEditor(props: {
         v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: text }, selection: { anchor: text.length } });
       },
       focus: () => v.focus(),
+      insert: (text) => {
+        v.dispatch(v.state.replaceSelection(text));
+        v.focus();
+      },
+      closeCompletion: () => closeCompletion(v),
     };
     return () => {
       v.destroy();

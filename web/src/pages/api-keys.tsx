@@ -26,6 +26,7 @@ export function ApiKeysPage() {
   const [created, setCreated] = useState<{ apiKey: ApiKey; secret: string } | null>(null);
   const [copied, setCopied] = useState(false);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
+  const [removing, setRemoving] = useState<ApiKey | null>(null);
   const nameRef = useRef<HTMLInputElement>(null);
   const secretRef = useRef<HTMLElement>(null);
 
@@ -58,6 +59,8 @@ export function ApiKeysPage() {
       await load();
       secretRef.current?.focus();
     } catch (err) {
+      // A green "created" card left above a red refusal reads as if this attempt worked.
+      setCreated(null);
       fail(err);
     } finally {
       setBusy(false);
@@ -89,6 +92,22 @@ export function ApiKeysPage() {
       await load();
     } catch (err) {
       setRevoking(null);
+      fail(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const remove = async () => {
+    if (!removing) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await api.del(`/keys/${encodeURIComponent(removing.id)}`);
+      setRemoving(null);
+      await load();
+    } catch (err) {
+      setRemoving(null);
       fail(err);
     } finally {
       setBusy(false);
@@ -183,7 +202,11 @@ export function ApiKeysPage() {
                     )}
                   </td>
                   <td class="actions">
-                    {!k.revokedAt && (
+                    {k.revokedAt ? (
+                      <button type="button" class="btn btn-small" aria-label={`Remove ${k.name}`} onClick={() => setRemoving(k)}>
+                        Remove
+                      </button>
+                    ) : (
                       <button type="button" class="btn btn-small btn-danger-outline" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>
                         Revoke
                       </button>
@@ -206,6 +229,18 @@ export function ApiKeysPage() {
       >
         <p>
           Programs using <strong>{revoking?.name}</strong> (<code>{revoking?.prefix}…</code>) will be refused from their next request. This cannot be undone.
+        </p>
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={removing !== null}
+        title="Remove revoked key?"
+        confirmLabel="Remove"
+        busy={busy}
+        onConfirm={remove}
+        onCancel={() => setRemoving(null)}
+      >
+        <p>
+          <strong>{removing?.name}</strong> (<code>{removing?.prefix}…</code>) leaves this list. Query history keeps the key's name on the queries it ran.
         </p>
       </ConfirmDialog>
     </Layout>

@@ -150,6 +150,8 @@ export function ConnectionsPage() {
       setEditing(null);
       await load();
     } catch (err) {
+      // An earlier green test result beside this red refusal would read as "saved".
+      setFormTest(null);
       fail(err, setFormError);
     } finally {
       setBusy(false);

@@ -6,6 +6,7 @@ import { Layout } from '../components/layout.tsx';
 import { ResultTable, type Column } from '../components/result-table.tsx';
 import { SqlEditor, type EditorHandle } from '../components/sql-editor.tsx';
 import { downloadCsv } from '../csv.ts';
+import { errorText } from '../error-text.ts';
 import { WORKSPACE, href } from '../env.ts';
 import { plural, relativeTime } from '../format.ts';
 import { useMe } from '../hooks.ts';
@@ -44,13 +45,64 @@ interface SchemaTable {
 const storageKey = (what: string) => `dbq:${WORKSPACE}:${what}`;
 const DEFAULT_SCHEMAS = new Set(['public', 'main']);
 
+/** The name as a query would write it: schema-qualified outside the default schema. */
+function tableName(t: SchemaTable): string {
+  return t.schema && !DEFAULT_SCHEMAS.has(t.schema) ? `${t.schema}.${t.name}` : t.name;
+}
+
 function completionSchema(tables: SchemaTable[]): SQLNamespace {
   const ns: Record<string, string[]> = {};
-  for (const t of tables) {
-    const name = t.schema && !DEFAULT_SCHEMAS.has(t.schema) ? `${t.schema}.${t.name}` : t.name;
-    ns[name] = t.columns.map((c) => c.name);
-  }
+  for (const t of tables) ns[tableName(t)] = t.columns.map((c) => c.name);
   return ns;
+}
+
+/** Tables, columns and types of the connection, from the same introspection as completion,
+ * the AI and MCP; a click puts the name into the editor at the cursor. */
+function SchemaBrowser({ tables, onInsert }: { tables: SchemaTable[] | 'failed' | null; onInsert: (name: string) => void }) {
+  const [open, setOpen] = useState<Record<string, boolean>>({});
+  return (
+    <aside class="schema-browser" aria-labelledby="schema-title">
+      <h2 id="schema-title">Schema</h2>
+      {tables === null ? (
+        <p class="muted">Loading…</p>
+      ) : tables === 'failed' ? (
+        <p class="muted">The schema could not be read.</p>
+      ) : tables.length === 0 ? (
+        <p class="muted">No tables.</p>
+      ) : (
+        <ul class="schema-list">
+          {tables.map((t) => {
+            const name = tableName(t);
+            const expanded = open[name] ?? false;
+            return (
+              <li key={name}>
+                <div class="schema-table">
+                  <button type="button" class="schema-toggle" aria-expanded={expanded} aria-label={`${expanded ? 'Hide' : 'Show'} columns of ${name}`} onClick={() => setOpen((o) => ({ ...o, [name]: !expanded }))}>
+                    {expanded ? '▾' : '▸'}
+                  </button>
+                  <button type="button" class="schema-name" title="Insert into the editor" onClick={() => onInsert(name)}>
+                    {name}
+                  </button>
+                </div>
+                {expanded && (
+                  <ul class="schema-columns">
+                    {t.columns.map((c) => (
+                      <li key={c.name}>
+                        <button type="button" class="schema-name" title="Insert into the editor" onClick={() => onInsert(c.name)}>
+                          {c.name}
+                        </button>
+                        <span class="schema-type">{c.type}</span>
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </aside>
+  );
 }
 
 export function ConsolePage() {
@@ -58,6 +110,7 @@ export function ConsolePage() {
   const [connections, setConnections] = useState<Connection[] | null>(null);
   const [connectionId, setConnectionId] = useState<string>(() => localStorage.getItem(storageKey('connection')) ?? '');
   const [schema, setSchema] = useState<SQLNamespace>({});
+  const [tables, setTables] = useState<SchemaTable[] | 'failed' | null>(null);
   const [maxRows, setMaxRows] = useState(1000);
   const [running, setRunning] = useState(false);
   const [result, setResult] = useState<QueryResult | null>(null);
@@ -94,11 +147,16 @@ export function ConsolePage() {
     if (!connectionId) return;
     localStorage.setItem(storageKey('connection'), connectionId);
     setSchema({});
+    setTables(null);
     const ctrl = new AbortController();
     api.get<{ tables: SchemaTable[] }>(`/connections/${encodeURIComponent(connectionId)}/schema`, ctrl.signal).then(
-      (d) => setSchema(completionSchema(d.tables)),
-      () => {
+      (d) => {
+        setSchema(completionSchema(d.tables));
+        setTables(d.tables);
+      },
+      (err) => {
         // Completion is a convenience: an unreachable database still lets people type.
+        if ((err as Error).name !== 'AbortError') setTables('failed');
       },
     );
     return () => ctrl.abort();
@@ -107,6 +165,7 @@ export function ConsolePage() {
   const run = useCallback(async () => {
     const sql = editor.current?.getValue().trim() ?? '';
     if (!sql || !connectionId) return;
+    editor.current?.closeCompletion();
     inflight.current?.abort();
     const ctrl = new AbortController();
     inflight.current = ctrl;
@@ -119,7 +178,7 @@ export function ConsolePage() {
       if ((err as Error).name === 'AbortError') return;
       if (!handleSignedOut(err)) {
         setResult(null);
-        setError(err instanceof ApiError ? err.message : String(err));
+        setError(errorText(err));
       }
     } finally {
       if (inflight.current === ctrl) {
@@ -148,6 +207,8 @@ export function ConsolePage() {
       const g = await api.post<{ sql: string; explanation?: string; validated: boolean }>('/ai/generate', { connectionId, prompt });
       editor.current?.setValue(g.sql);
       editor.current?.focus();
+      // The error below belonged to the SQL just replaced; left there it reads as this SQL's.
+      setError(null);
       setAskMessage({ kind: 'info', text: `${g.validated ? 'Generated SQL is in the editor' : 'Generated SQL (not validated by the database) is in the editor'}${g.explanation ? `: ${g.explanation}` : '.'}` });
     } catch (err) {
       if (!handleSignedOut(err)) setAskMessage({ kind: 'error', text: err instanceof ApiError ? err.message : String(err) });
@@ -287,6 +348,8 @@ export function ConsolePage() {
             {!result && !error && <p class="muted empty-result">Run a query to see its result here.</p>}
           </section>
         </section>
+        <div class="console-side">
+        <SchemaBrowser tables={tables} onInsert={(name) => editor.current?.insert(name)} />
         <aside class="history" aria-labelledby="history-title">
           <div class="history-head">
             <h2 id="history-title">History</h2>
@@ -316,6 +379,7 @@ export function ConsolePage() {
             </ul>
           )}
         </aside>
+        </div>
       </div>
     </Layout>
   );

@@ -4,6 +4,7 @@ import { href, STATUS, WORKSPACE } from '../env.ts';
 
 // Read once, then taken out of the address bar so it does not linger in history or screenshots.
 const token = new URLSearchParams(location.search).get('token') ?? '';
+const PASSWORDS_DIFFER = 'The two passwords differ';
 
 export function SetupPage() {
   const [email, setEmail] = useState('');
@@ -34,7 +35,7 @@ export function SetupPage() {
     e.preventDefault();
     setError(null);
     if (password !== confirm) {
-      setError('The two passwords differ');
+      setError(PASSWORDS_DIFFER);
       return;
     }
     setBusy(true);
@@ -45,6 +46,13 @@ export function SetupPage() {
       setError(err instanceof ApiError ? err.message : 'Setup failed');
       setBusy(false);
     }
+  };
+
+  // Editing either password answers "they differ": left up, that banner sat beside the
+  // browser's own "too short" bubble and the two read as one contradictory message.
+  const editPassword = (set: (v: string) => void) => (e: { currentTarget: HTMLInputElement }) => {
+    set(e.currentTarget.value);
+    if (error === PASSWORDS_DIFFER) setError(null);
   };
 
   return (
@@ -68,11 +76,12 @@ export function SetupPage() {
         </label>
         <label class="field">
           <span>Password</span>
-          <input type="password" autocomplete="new-password" minLength={8} required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input type="password" autocomplete="new-password" minLength={8} required aria-describedby="password-hint" value={password} onInput={editPassword(setPassword)} />
         </label>
+        <small id="password-hint" class="muted field-hint">At least 8 characters.</small>
         <label class="field">
           <span>Confirm password</span>
-          <input type="password" autocomplete="new-password" minLength={8} required value={confirm} onInput={(e) => setConfirm(e.currentTarget.value)} />
+          <input type="password" autocomplete="new-password" minLength={8} required value={confirm} onInput={editPassword(setConfirm)} />
         </label>
         <button type="submit" class="btn btn-primary btn-block" disabled={busy}>
           Create admin
