@@ -55,7 +55,7 @@ describe('DBQ_CONNECTION_TARGETS', () => {
       refusals.push(JSON.stringify([(err as any).message, (err as any).details]));
     }
     expect(new Set(refusals).size).toBe(1);
-    expect(checkConnectionTarget(null, 'anything', lookup)).resolves.toBeNull();
+    await expect(checkConnectionTarget(null, 'anything', lookup)).resolves.toBeNull();
   });
 
   it('refuses a host whose look-up does not answer in time, like any other', async () => {

@@ -4,81 +4,31 @@
 // console (query, 10,000-row result, chart, CSV, history, Ask). Screenshots go to a temp dir,
 // or to docs/screenshots/ with DBQ_WEB_SCREENSHOTS=1.
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureSample } from '../src/cli/serve.ts';
 import { issueSetupToken } from '../src/web/setup-token.ts';
-import { hashPassword } from '../src/workspaces/passwords.ts';
 import { createWorkspace } from '../src/workspaces/workspaces.ts';
-import { ensureWebBuild, launchChromium } from './support/browser.ts';
-import { createHarness, type Harness } from './support/harness.ts';
+import { ADMIN, type BrowserHarness, type Credentials, poll, READER, setSql, shot, signInAt, startBrowserHarness } from './support/browser.ts';
+import type { Harness } from './support/harness.ts';
 
-const ADMIN = { email: 'admin@acme.test', password: 'correct horse' };
-const READER = { email: 'reader@acme.test', password: 'reader password' };
-const SHOTS = process.env.DBQ_WEB_SCREENSHOTS
-  ? fileURLToPath(new URL('../docs/screenshots', import.meta.url))
-  : fs.mkdtempSync(path.join(os.tmpdir(), 'dbq-shots-'));
-
-let h: Harness;
-let base: string;
-let browser: Browser;
-let admin: BrowserContext;
-let page: Page;
+let w: BrowserHarness;
+let h: Harness, base: string, browser: Browser, admin: BrowserContext, page: Page;
 // Script errors and console errors (a CSP violation is one) across the whole run.
-const pageErrors: string[] = [];
+let pageErrors: string[];
 
-// Pages render after their data arrives; a loaded CI machine may take a few seconds.
-const poll = <T>(fn: () => T | Promise<T>, timeout = 10_000) => expect.poll(fn, { timeout, interval: 100 });
-
-async function shot(p: Page, name: string): Promise<void> {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  await p.screenshot({ path: path.join(SHOTS, `${name}.png`) });
-}
-
-async function signIn(p: Page, who: { email: string; password: string }, at = '/login'): Promise<void> {
-  await p.goto(`${base}${at}`);
-  await p.getByLabel('Email').fill(who.email);
-  await p.getByLabel('Password').fill(who.password);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-  await p.waitForURL((u) => !u.pathname.endsWith('/login'));
-}
-
-/** Replaces the editor's text as a paste would (no key-by-key completion popups). */
-async function setSql(p: Page, sql: string): Promise<void> {
-  const editor = p.getByRole('textbox', { name: 'SQL' });
-  await editor.click();
-  await p.keyboard.press('ControlOrMeta+a');
-  await p.keyboard.press('Delete');
-  await p.keyboard.insertText(sql);
-}
+const signIn = (p: Page, who: Credentials, at = '/login') => signInAt(base, p, who, at);
 
 async function editorText(p: Page): Promise<string> {
   return p.getByRole('textbox', { name: 'SQL' }).innerText();
 }
 
 beforeAll(async () => {
-  await ensureWebBuild();
-  h = await createHarness();
-  await h.svc.db.updateTable('users').set({ password_hash: await hashPassword(READER.password) }).where('email', '=', READER.email).execute();
-  await ensureSample(h.svc);
-  base = await h.app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launchChromium();
-  admin = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-  page = await admin.newPage();
-  page.setDefaultTimeout(10_000);
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    // The deliberate failures (wrong password, refused query) answer 4xx, which Chromium logs.
-    if (msg.type() === 'error' && !/status of 4\d\d/.test(msg.text())) pageErrors.push(msg.text());
-  });
+  w = await startBrowserHarness({ context: { viewport: { width: 1280, height: 900 }, acceptDownloads: true }, withReaderAndSample: true });
+  ({ h, base, browser, admin, page, pageErrors } = w);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await h?.close();
+  await w?.close();
 });
 
 describe('sign-in', () => {

@@ -2,62 +2,19 @@
 // that say why, the schema browser, banners that no longer contradict each other, removing a
 // revoked key, the editor's completion popup and label, charts with several series, and the
 // connections table at phone width. Screenshots as in web-browser.test.ts.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureSample } from '../src/cli/serve.ts';
 import { issueSetupToken } from '../src/web/setup-token.ts';
-import { hashPassword } from '../src/workspaces/passwords.ts';
 import { createWorkspace } from '../src/workspaces/workspaces.ts';
-import { ensureWebBuild, launchChromium } from './support/browser.ts';
-import { createHarness, type Harness } from './support/harness.ts';
+import { ADMIN, type BrowserHarness, type Credentials, poll, READER, setSql, shot, signInAt, startBrowserHarness } from './support/browser.ts';
+import type { Harness } from './support/harness.ts';
 
-const ADMIN = { email: 'admin@acme.test', password: 'correct horse' };
-const READER = { email: 'reader@acme.test', password: 'reader password' };
-const SHOTS = process.env.DBQ_WEB_SCREENSHOTS
-  ? fileURLToPath(new URL('../docs/screenshots', import.meta.url))
-  : fs.mkdtempSync(path.join(os.tmpdir(), 'dbq-shots-'));
+let w: BrowserHarness;
+let h: Harness, base: string, browser: Browser, admin: BrowserContext, page: Page;
+let pageErrors: string[];
 
-let h: Harness;
-let base: string;
-let browser: Browser;
-let admin: BrowserContext;
-let page: Page;
-const pageErrors: string[] = [];
-
-const poll = <T>(fn: () => T | Promise<T>, timeout = 10_000) => expect.poll(fn, { timeout, interval: 100 });
-
-async function shot(p: Page, name: string): Promise<void> {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  await p.screenshot({ path: path.join(SHOTS, `${name}.png`) });
-}
-
-function watch(p: Page): void {
-  p.setDefaultTimeout(10_000);
-  p.on('pageerror', (err) => pageErrors.push(err.message));
-  p.on('console', (msg) => {
-    if (msg.type() === 'error' && !/status of 4\d\d/.test(msg.text())) pageErrors.push(msg.text());
-  });
-}
-
-async function signIn(p: Page, who: { email: string; password: string }): Promise<void> {
-  await p.goto(`${base}/login`);
-  await p.getByLabel('Email').fill(who.email);
-  await p.getByLabel('Password').fill(who.password);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-  await p.waitForURL((u) => !u.pathname.endsWith('/login'));
-}
-
-async function setSql(p: Page, sql: string): Promise<void> {
-  const editor = p.getByRole('textbox', { name: 'SQL' });
-  await editor.click();
-  await p.keyboard.press('ControlOrMeta+a');
-  await p.keyboard.press('Delete');
-  await p.keyboard.insertText(sql);
-}
+const watch = (p: Page) => w.watch(p);
+const signIn = (p: Page, who: Credentials) => signInAt(base, p, who);
 
 async function openConsole(p: Page): Promise<void> {
   await p.goto(`${base}/`);
@@ -65,21 +22,13 @@ async function openConsole(p: Page): Promise<void> {
 }
 
 beforeAll(async () => {
-  await ensureWebBuild();
-  h = await createHarness();
-  await h.svc.db.updateTable('users').set({ password_hash: await hashPassword(READER.password) }).where('email', '=', READER.email).execute();
-  await ensureSample(h.svc);
-  base = await h.app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launchChromium();
-  admin = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
-  page = await admin.newPage();
-  watch(page);
+  w = await startBrowserHarness({ context: { viewport: { width: 1280, height: 800 }, acceptDownloads: true }, withReaderAndSample: true });
+  ({ h, base, browser, admin, page, pageErrors } = w);
   await signIn(page, ADMIN);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await h?.close();
+  await w?.close();
 });
 
 describe('console', () => {

@@ -2,47 +2,26 @@
 // on the Account page (current + new + confirm; other sessions end), an admin's "Reset
 // password" on the Users page giving a one-time link, and that link's page setting the
 // password once. The endpoints' refusals are checked through inject as well.
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureWebBuild, launchChromium } from './support/browser.ts';
-import { createHarness, type Harness } from './support/harness.ts';
+import { ADMIN, type BrowserHarness, poll, signInAt, startBrowserHarness } from './support/browser.ts';
+import type { Harness } from './support/harness.ts';
 
-const ADMIN = { email: 'admin@acme.test', password: 'correct horse' };
 const READER = 'reader@acme.test';
 
-let h: Harness;
-let base: string;
-let browser: Browser;
-let admin: BrowserContext;
-let page: Page;
-const pageErrors: string[] = [];
-const poll = <T>(fn: () => T | Promise<T>, timeout = 10_000) => expect.poll(fn, { timeout, interval: 100 });
+let w: BrowserHarness;
+let h: Harness, base: string, browser: Browser, page: Page;
+let pageErrors: string[];
 
-async function signIn(p: Page, email: string, password: string): Promise<void> {
-  await p.goto(`${base}/login`);
-  await p.getByLabel('Email').fill(email);
-  await p.getByLabel('Password').fill(password);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-  await p.waitForURL((u) => !u.pathname.endsWith('/login'));
-}
+const signIn = (p: Page, email: string, password: string) => signInAt(base, p, { email, password });
 
 beforeAll(async () => {
-  await ensureWebBuild();
-  h = await createHarness();
-  base = await h.app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launchChromium();
-  admin = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  page = await admin.newPage();
-  page.setDefaultTimeout(10_000);
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && !/status of 4\d\d/.test(msg.text())) pageErrors.push(msg.text());
-  });
+  w = await startBrowserHarness({ context: { viewport: { width: 1280, height: 900 } } });
+  ({ h, base, browser, page, pageErrors } = w);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await h?.close();
+  await w?.close();
 });
 
 describe('change my password', () => {

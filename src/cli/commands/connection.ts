@@ -93,13 +93,17 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
         print(opts, { connection: record }, `${record.name}: ${describeReads(record)}`);
       }),
     );
-  connection
-    .command('test')
-    .description('test a connection (bounded by DBQ_CONNECTION_TEST_TIMEOUT_MS) and audit what its reads can do; exits 1 when it fails')
-    .requiredOption('--workspace <slug>', 'workspace')
-    .requiredOption('--connection <nameOrId>', 'connection name or id')
-    .option('--json', 'print JSON')
-    .action((opts: { workspace: string; connection: string } & JsonOpt) =>
+  // `test` and `remove` take one connection and nothing else.
+  const oneConnection = (name: string, description: string) =>
+    connection
+      .command(name)
+      .description(description)
+      .requiredOption('--workspace <slug>', 'workspace')
+      .requiredOption('--connection <nameOrId>', 'connection name or id')
+      .option('--json', 'print JSON');
+  type OneConnectionOpts = { workspace: string; connection: string } & JsonOpt;
+  oneConnection('test', 'test a connection (bounded by DBQ_CONNECTION_TEST_TIMEOUT_MS) and audit what its reads can do; exits 1 when it fails')
+    .action((opts: OneConnectionOpts) =>
       withCore(ctx, async (svc) => {
         const ws = await getWorkspace(svc.db, opts.workspace);
         const outcome = await testConnection(svc, cliPrincipal(ws), { connectionId: opts.connection });
@@ -108,13 +112,8 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
         if (!outcome.ok) process.exitCode = 1;
       }),
     );
-  connection
-    .command('remove')
-    .description('delete a connection and close its pool')
-    .requiredOption('--workspace <slug>', 'workspace')
-    .requiredOption('--connection <nameOrId>', 'connection name or id')
-    .option('--json', 'print JSON')
-    .action((opts: { workspace: string; connection: string } & JsonOpt) =>
+  oneConnection('remove', 'delete a connection and close its pool')
+    .action((opts: OneConnectionOpts) =>
       withCore(ctx, async (svc) => {
         const ws = await getWorkspace(svc.db, opts.workspace);
         const record = await deleteConnection(svc.db, ws.id, opts.connection);

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, handleSignedOut } from '../api.ts';
 import { ErrorBox, Layout } from '../components/layout.tsx';
+import { NewPasswordFields, passwordsDiffer } from '../components/password-fields.tsx';
 import { useMe } from '../hooks.ts';
 
 /** Your account: change your own password (current + new + confirm). Other sessions end. */
@@ -15,8 +16,9 @@ export function AccountPage() {
     e.preventDefault();
     setError(null);
     setNotice(null);
-    if (form.next !== form.confirm) {
-      setError('The two new passwords differ');
+    const differ = passwordsDiffer(form.next, form.confirm, 'The two new passwords differ');
+    if (differ) {
+      setError(differ);
       return;
     }
     setBusy(true);
@@ -50,14 +52,13 @@ export function AccountPage() {
           <span>Current password</span>
           <input type="password" autocomplete="current-password" required value={form.current} onInput={(e) => setForm({ ...form, current: e.currentTarget.value })} />
         </label>
-        <label class="field">
-          <span>New password</span>
-          <input type="password" autocomplete="new-password" minLength={8} required value={form.next} onInput={(e) => setForm({ ...form, next: e.currentTarget.value })} />
-        </label>
-        <label class="field">
-          <span>Confirm new password</span>
-          <input type="password" autocomplete="new-password" minLength={8} required value={form.confirm} onInput={(e) => setForm({ ...form, confirm: e.currentTarget.value })} />
-        </label>
+        <NewPasswordFields
+          password={form.next}
+          confirm={form.confirm}
+          onPassword={(next) => setForm({ ...form, next })}
+          onConfirm={(confirm) => setForm({ ...form, confirm })}
+          confirmLabel="Confirm new password"
+        />
         <div class="form-actions">
           <button type="submit" class="btn btn-primary" disabled={busy}>
             Change password
