@@ -82,10 +82,15 @@ function size(row) {
   return n;
 }
 
+const REPORTS_ONLY = /^\s*(?:EXPLAIN\s+QUERY\s+PLAN\s|PRAGMA\s+[\w."`]+\s*;?\s*$)/i;
+
 function prepare(db, sql, readOnly, timeoutMs, params) {
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(timeoutMs))}`);
   const stmt = db.prepare(sql);
-  if (readOnly && !stmt.readonly) throw new RunnerError('permission', 'statement is not read-only');
+  // EXPLAIN QUERY PLAN of a write and the query form of a PRAGMA such as journal_mode only
+  // report, yet SQLite calls them not read-only; the guard vetted them, and the handle is
+  // read-only with query_only on, so nothing can write through them.
+  if (readOnly && !stmt.readonly && !REPORTS_ONLY.test(sql)) throw new RunnerError('permission', 'statement is not read-only');
   if (!stmt.reader) refuseOtherFiles(db, sql, params);
   return stmt;
 }
@@ -229,6 +234,50 @@ const handlers = {
       }
       return { schema: null, name: t.name, kind: t.type === 'view' ? 'view' : 'table', columns, foreignKeys: [...byId.values()] };
     });
+  },
+
+  // search_objects: the name pattern is bound (lower-case LIKE, `!` escapes). SQLite has no
+  // stored functions, so kind "function" finds nothing.
+  searchObjects({ kind, like }) {
+    const db = open(true);
+    const userObject = /* SQL */ `m.name NOT LIKE 'sqlite!_%' ESCAPE '!'`;
+    if (kind === 'table' || kind === 'view') {
+      return db
+        .prepare(
+          /* SQL */ `SELECT m.name, (SELECT count(*) FROM pragma_table_info(m.name)) AS columnCount FROM sqlite_master m
+           WHERE m.type = ? AND ${userObject} AND lower(m.name) LIKE ? ESCAPE '!'`,
+        )
+        .all(kind, like)
+        .map((r) => ({ kind, schema: null, name: r.name, columnCount: r.columnCount }));
+    }
+    if (kind === 'column') {
+      return db
+        .prepare(
+          /* SQL */ `SELECT m.name AS tbl, p.name, p.type, p."notnull" AS nn, p.pk FROM sqlite_master m, pragma_table_info(m.name) p
+           WHERE m.type IN ('table', 'view') AND ${userObject} AND lower(p.name) LIKE ? ESCAPE '!'`,
+        )
+        .all(like)
+        .map((c) => ({
+          kind,
+          schema: null,
+          table: c.tbl,
+          name: c.name,
+          type: c.type ?? '',
+          nullable: !c.nn && !(c.pk && /^integer$/i.test(c.type ?? '')),
+          primaryKey: c.pk > 0,
+        }));
+    }
+    if (kind === 'index') {
+      const columnsOf = db.prepare(/* SQL */ `SELECT coalesce(name, '(expression)') AS name FROM pragma_index_info(?) ORDER BY seqno`);
+      return db
+        .prepare(
+          /* SQL */ `SELECT m.name, m.tbl_name AS tbl, (SELECT l."unique" FROM pragma_index_list(m.tbl_name) l WHERE l.name = m.name) AS uniq
+           FROM sqlite_master m WHERE m.type = 'index' AND ${userObject} AND lower(m.name) LIKE ? ESCAPE '!'`,
+        )
+        .all(like)
+        .map((r) => ({ kind, schema: null, table: r.tbl, name: r.name, unique: r.uniq === 1, columns: columnsOf.all(r.name).map((c) => c.name) }));
+    }
+    return [];
   },
 
   test() {

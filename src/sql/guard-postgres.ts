@@ -130,6 +130,14 @@ function classifyStatementNode(node: PgNode): Verdict {
   const [name, fields] = unwrapped;
   const type = statementType(name, fields);
   if (name === 'ExplainStmt') {
+    const planned = isNode(fields.query) ? unwrap(fields.query) : undefined;
+    // EXPLAIN without ANALYZE plans a write and never runs it (API.md v1.1, "read statement");
+    // planning still folds IMMUTABLE calls, so the names are checked as a read's.
+    if (planned !== undefined && PLAN_ONLY_WRITES.has(planned[0]) && !explainAnalyzes(fields.options)) {
+      const refs = new ReferenceCollector();
+      const reason = findNonReadReason(planned[1], refs, true);
+      return reason === undefined ? { ...readVerdict('EXPLAIN'), references: refs.result() } : writeVerdict('EXPLAIN', reason);
+    }
     return explainVerdict(isNode(fields.query) ? classifyStatementNode(fields.query) : unparseableVerdict());
   }
   if (name === 'VariableShowStmt') return readVerdict('SHOW');
@@ -224,6 +232,20 @@ function collectPlpgsqlExpression(expr: unknown, refs: ReferenceCollector): bool
   return unwrapped !== undefined && unwrapped[0] === 'SelectStmt' && findNonReadReason(unwrapped[1], refs) === undefined;
 }
 
+const PLAN_ONLY_WRITES = new Set(['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt']);
+const FALSE_WORDS = new Set(['false', 'off', '0', 'no', 'f', 'n']);
+
+/** EXPLAIN ANALYZE, EXPLAIN (ANALYZE), (ANALYZE true|on|1): the statement runs. */
+function explainAnalyzes(options: unknown): boolean {
+  if (!Array.isArray(options)) return false;
+  return options.some((option) => {
+    const element = isNode(option) && isNode(option.DefElem) ? option.DefElem : undefined;
+    if (element === undefined || element.defname !== 'analyze') return false;
+    const arg = stringValue(element.arg) ?? (isNode(element.arg) && isNode(element.arg.Boolean) ? String(element.arg.Boolean.boolval ?? false) : undefined);
+    return arg === undefined || !FALSE_WORDS.has(arg.toLowerCase());
+  });
+}
+
 /** Every name in a read that can make PostgreSQL run a function, deduplicated. */
 class ReferenceCollector {
   readonly functions = new Set<string>();
@@ -248,23 +270,25 @@ class ReferenceCollector {
 /** Why a SELECT's tree is not a read: any nested statement other than SELECT (a data-modifying
  * CTE), INTO, a locking clause, or a call whose name cannot be read, at any depth. Names that
  * run code are collected on the way for the catalog check. */
-function findNonReadReason(node: unknown, refs: ReferenceCollector): string | undefined {
+function findNonReadReason(node: unknown, refs: ReferenceCollector, planOnly = false): string | undefined {
   if (Array.isArray(node)) {
     for (const item of node) {
-      const reason = findNonReadReason(item, refs);
+      const reason = findNonReadReason(item, refs, planOnly);
       if (reason !== undefined) return reason;
     }
     return undefined;
   }
   if (!isNode(node)) return undefined;
   for (const [key, value] of Object.entries(node)) {
-    const reason = keyReason(key, value, refs) ?? findNonReadReason(value, refs);
+    const reason = keyReason(key, value, refs, planOnly) ?? findNonReadReason(value, refs, planOnly);
     if (reason !== undefined) return reason;
   }
   return undefined;
 }
 
-function keyReason(key: string, value: unknown, refs: ReferenceCollector): string | undefined {
+/** `planOnly`: inside EXPLAIN without ANALYZE nothing runs but planning, so statements,
+ * INTO and locking clauses are no effect; the names planning can run are still collected. */
+function keyReason(key: string, value: unknown, refs: ReferenceCollector, planOnly: boolean): string | undefined {
   switch (key) {
     case 'FuncCall':
       return collectName(isNode(value) ? value.funcname : undefined, refs.functions, 'Function call');
@@ -309,11 +333,11 @@ function keyReason(key: string, value: unknown, refs: ReferenceCollector): strin
       }
       return undefined;
     case 'intoClause':
-      return value ? 'SELECT … INTO creates a table; not a read' : undefined;
+      return value && !planOnly ? 'SELECT … INTO creates a table; not a read' : undefined;
     case 'lockingClause':
-      return Array.isArray(value) && value.length > 0 ? 'Locking clauses (FOR UPDATE / FOR SHARE …) are not reads' : undefined;
+      return Array.isArray(value) && value.length > 0 && !planOnly ? 'Locking clauses (FOR UPDATE / FOR SHARE …) are not reads' : undefined;
     default:
-      if (key.endsWith('Stmt') && key !== 'SelectStmt') {
+      if (key.endsWith('Stmt') && key !== 'SelectStmt' && !planOnly) {
         const type = statementType(key, isNode(value) ? value : {});
         return `${type} inside a read (data-modifying CTE or similar) is not allowed`;
       }

@@ -20,7 +20,27 @@ const READ_ONLY_PRAGMA = new RegExp(
   'i',
 );
 
+/** PRAGMAs whose query form (no `=`, no argument) only reports a setting or a count (API.md
+ * v1.1). Left out: optimize (runs ANALYZE), integrity_check / quick_check / foreign_key_check
+ * (whole-database scans), wal_checkpoint, incremental_vacuum, shrink_memory (act, not report). */
+const READ_ONLY_PRAGMA_QUERIES = [
+  'application_id', 'auto_vacuum', 'automatic_index', 'busy_timeout', 'cache_size', 'cache_spill',
+  'cell_size_check', 'checkpoint_fullfsync', 'collation_list', 'compile_options', 'data_version',
+  'database_list', 'defer_foreign_keys', 'encoding', 'foreign_keys', 'freelist_count', 'fullfsync',
+  'function_list', 'ignore_check_constraints', 'journal_mode', 'journal_size_limit',
+  'legacy_alter_table', 'locking_mode', 'max_page_count', 'mmap_size', 'module_list', 'page_count',
+  'page_size', 'pragma_list', 'query_only', 'read_uncommitted', 'recursive_triggers',
+  'reverse_unordered_selects', 'schema_version', 'secure_delete', 'soft_heap_limit', 'synchronous',
+  'table_list', 'temp_store', 'threads', 'trusted_schema', 'user_version', 'wal_autocheckpoint',
+];
+const READ_ONLY_PRAGMA_QUERY = new RegExp(
+  String.raw`^\s*PRAGMA\s+(?:${IDENTIFIER}\s*\.\s*)?(?:${READ_ONLY_PRAGMA_QUERIES.join('|')})\s*$`,
+  'i',
+);
+
 const EXPLAIN_PREFIX = /^\s*EXPLAIN(?:\s+QUERY\s+PLAN)?\s+/i;
+/** EXPLAIN QUERY PLAN only plans, whatever it explains (API.md v1.1). */
+const PLAN_ONLY_EXPLAIN = /^\s*EXPLAIN\s+QUERY\s+PLAN\s+/i;
 
 const SQLITE_WRITE_KEYWORDS = new Set(COMMON_WRITE_KEYWORDS);
 
@@ -37,10 +57,10 @@ function rewriteBracketIdentifier(identifier: string): string {
 
 function classifyPragma(text: string): Verdict | undefined {
   if (leadingKeyword(text) !== 'PRAGMA') return undefined;
-  if (READ_ONLY_PRAGMA.test(text)) return readVerdict('PRAGMA');
+  if (READ_ONLY_PRAGMA.test(text) || READ_ONLY_PRAGMA_QUERY.test(text)) return readVerdict('PRAGMA');
   return writeVerdict(
     'PRAGMA',
-    'Only PRAGMA table_info/table_xinfo/index_list/index_info/index_xinfo/foreign_key_list(name) are reads',
+    'Only PRAGMA table_info/table_xinfo/index_list/index_info/index_xinfo/foreign_key_list(name) and the query form of reporting PRAGMAs (user_version, page_count, journal_mode, …) are reads',
   );
 }
 
@@ -49,6 +69,7 @@ const SQLITE_DIALECT: NodeSqlDialect = {
   databases: ['sqlite'],
   sanitize: { rewriteCode: rewriteNumberedParameters, rewriteIdentifier: rewriteBracketIdentifier },
   explainPrefix: EXPLAIN_PREFIX,
+  planOnlyExplain: PLAN_ONLY_EXPLAIN,
   calls: { engine: 'SQLite', functions: SQLITE_FUNCTIONS, parenKeywords: SQLITE_PAREN_KEYWORDS, tableFunctionPrefix: 'pragma_' },
   checkSanitized: findStringTableName,
   writeKeywords: SQLITE_WRITE_KEYWORDS,

@@ -23,6 +23,9 @@ export interface NodeSqlDialect {
   sanitize: SanitizeOptions;
   /** Matches an EXPLAIN prefix the parser cannot read, followed by the explained statement. */
   explainPrefix: RegExp;
+  /** An EXPLAIN form that only plans (SQLite's EXPLAIN QUERY PLAN): a read whatever it
+   * explains, unless that is refused for everyone. */
+  planOnlyExplain?: RegExp;
   /** Every `name(` in a read must be one of these (call-gate.ts). */
   calls: CallAllowlist;
   /** Statement keywords that are never reads, recognised even when the parser cannot parse them. */
@@ -63,7 +66,9 @@ function classifySanitized(text: string, dialect: NodeSqlDialect): Verdict {
 function classifyCalled(text: string, keyword: string | undefined, dialect: NodeSqlDialect): Verdict {
   const explained = dialect.explainPrefix.exec(text);
   if (explained !== null) {
-    return explainVerdict(classifySanitized(text.slice(explained[0].length), dialect));
+    const inner = classifySanitized(text.slice(explained[0].length), dialect);
+    if (inner.kind === 'write' && dialect.planOnlyExplain?.test(text)) return { ...readVerdict('EXPLAIN'), askEngine: inner.askEngine };
+    return explainVerdict(inner);
   }
   // node-sql-parser (a PEG parser) takes ~3 ms per KB: past PARSER_MAX_CHARS the statement
   // takes the same road as text it cannot read — the lexical rules and the engine's compiler.
