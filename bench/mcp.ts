@@ -12,6 +12,12 @@
 // Runs dbq in a child process (test/support/mcp-heap-server.ts, --expose-gc), makes that many
 // `execute_query` calls in one SSE session and then one Streamable HTTP session, and prints
 // the server's heap after GC every 1,000 calls, and once the session is closed.
+//
+// Schema-size mode — what schema discovery costs a model, in characters:
+//   node --import tsx bench/mcp.ts --schema-sizes 200 [postgres-url]
+// Creates a temp PostgreSQL database of that many tables (three targets: customers, orders,
+// order_items), then prints the size of `tools/list` and of finding and describing the three
+// targets with list_tables + describe_table against search_objects (issue 18 item 3).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,8 +39,9 @@ import { connectSoakClient, isolatedFetch, soak, startHeapServer, type SoakTrans
 // Positional arguments are what is left once `--name value` options are taken out.
 const positional = process.argv.slice(2).filter((arg, i, all) => !arg.startsWith('--') && !all[i - 1]?.startsWith('--'));
 const SOAK = Number(option('soak', '0'));
-const N = Number((SOAK ? undefined : positional[0]) ?? 2000);
-const PG_URL = (SOAK ? positional[0] : positional[1]) ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SCHEMA_TABLES = Number(option('schema-sizes', '0'));
+const N = Number((SOAK || SCHEMA_TABLES ? undefined : positional[0]) ?? 2000);
+const PG_URL = (SOAK || SCHEMA_TABLES ? positional[0] : positional[1]) ?? 'postgres://postgres@127.0.0.1:5432/test';
 const WARMUP = 200;
 
 type Call = () => Promise<void>;
@@ -154,7 +161,86 @@ async function soakMain(): Promise<void> {
   }
 }
 
-(SOAK ? soakMain() : main()).catch((err) => {
+async function schemaSizesMain(): Promise<void> {
+  const { default: pg } = await import('pg');
+  const server = new URL(PG_URL);
+  const dbName = `dbq_bench_schema_${process.pid}`;
+  const adminUrl = Object.assign(new URL(server.href), { pathname: '/postgres' }).href;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  const dbUrl = Object.assign(new URL(server.href), { pathname: `/${dbName}` }).href;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dbq-bench-schema-'));
+  try {
+    const db = new pg.Client({ connectionString: dbUrl });
+    await db.connect();
+    const areas = ['sales', 'billing', 'hr', 'inventory', 'marketing', 'support', 'finance', 'shipping', 'crm', 'analytics', 'legal', 'it'];
+    const nouns = ['events', 'accounts', 'invoices', 'payments', 'contacts', 'tickets', 'campaigns', 'shipments', 'products', 'employees', 'audit', 'ledger', 'budgets', 'leads', 'returns', 'stock', 'warehouses', 'regions', 'tasks', 'notes'];
+    const fillers = areas.flatMap((a) => nouns.map((n) => `${a}_${n}`)).slice(0, SCHEMA_TABLES - 3);
+    const ddl = [
+      'CREATE TABLE customers (id bigserial PRIMARY KEY, name text NOT NULL, email varchar(200) UNIQUE, country char(2), created_at timestamptz NOT NULL DEFAULT now())',
+      'CREATE TABLE orders (id bigserial PRIMARY KEY, customer_id bigint NOT NULL REFERENCES customers(id), status varchar(20) NOT NULL, total numeric(12,2), placed_at timestamptz NOT NULL DEFAULT now())',
+      'CREATE TABLE order_items (id bigserial PRIMARY KEY, order_id bigint NOT NULL REFERENCES orders(id), sku varchar(40) NOT NULL, qty integer NOT NULL, price numeric(12,2) NOT NULL)',
+      ...fillers.map(
+        (t) => `CREATE TABLE ${t} (id bigserial PRIMARY KEY, name text, status varchar(20), amount numeric(12,2), owner_id integer, notes text, created_at timestamptz, updated_at timestamptz)`,
+      ),
+    ];
+    await db.query(ddl.join(';\n'));
+    await db.end();
+
+    const config = loadConfig({ DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'silent' });
+    const svc = await createServices(config);
+    await setWorkspacePlan(svc.db, 'default', 'enterprise');
+    await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' });
+    const { secret: key } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench' });
+    const ws = await getWorkspace(svc.db, 'default');
+    await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir }, ws.id, { name: 'big', url: dbUrl });
+    const app = await buildApp(svc, frontDoors());
+    const origin = await app.listen({ port: 0, host: '127.0.0.1' });
+    const client = new Client({ name: 'bench-schema', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+
+    // "wire": the JSON-RPC result as sent; "text": the text content a client hands the model.
+    type Size = { wire: number; text: number };
+    const measure = async (calls: [string, Record<string, unknown>][]): Promise<Size & { calls: number }> => {
+      const size = { wire: 0, text: 0, calls: calls.length };
+      for (const [name, args] of calls) {
+        const res = await client.callTool({ name, arguments: { connectionId: 'big', ...args } });
+        if (res.isError) throw new Error(JSON.stringify(res.content));
+        size.wire += JSON.stringify(res).length;
+        size.text += (res.content as { text: string }[]).reduce((n, c) => n + (c.text?.length ?? 0), 0);
+      }
+      return size;
+    };
+    const { tools } = await client.listTools();
+    const listChars = JSON.stringify({ tools }).length;
+    const searchToolChars = JSON.stringify(tools.find((t) => t.name === 'search_objects')).length;
+    const describe = (table: string): [string, Record<string, unknown>] => ['describe_table', { table }];
+    const rows: [string, Size & { calls: number }][] = [
+      ['list_tables + 3x describe_table', await measure([['list_tables', {}], describe('customers'), describe('orders'), describe('order_items')])],
+      ['2x search_objects names + 3x describe_table', await measure([['search_objects', { pattern: 'customer' }], ['search_objects', { pattern: 'order' }], describe('customers'), describe('orders'), describe('order_items')])],
+      ['2x search_objects detail=full', await measure([['search_objects', { pattern: 'customers', kind: 'table', detail: 'full' }], ['search_objects', { pattern: 'order', kind: 'table', detail: 'full' }]])],
+      ['search_objects names only ("order")', await measure([['search_objects', { pattern: 'order' }]])],
+      ['list_tables alone', await measure([['list_tables', {}]])],
+    ];
+    console.log(`\nSchema discovery on PostgreSQL, ${SCHEMA_TABLES} tables (targets customers, orders, order_items), characters, Node ${process.version}\n`);
+    console.log(`tools/list: ${listChars} chars (${tools.length} tools; search_objects' entry ${searchToolChars})\n`);
+    console.log(`${'walk'.padEnd(46)} ${'calls'.padStart(5)} ${'wire chars'.padStart(11)} ${'text chars'.padStart(11)}  x first`);
+    const base = rows[0][1].text;
+    for (const [name, s] of rows) {
+      console.log(`${name.padEnd(46)} ${String(s.calls).padStart(5)} ${String(s.wire).padStart(11)} ${String(s.text).padStart(11)}  ${(s.text / base).toFixed(3)}`);
+    }
+    await client.close();
+    await app.close();
+    await closeServices(svc);
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await admin.end();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+(SCHEMA_TABLES ? schemaSizesMain() : SOAK ? soakMain() : main()).catch((err) => {
   console.error(err);
   process.exit(1);
 });

@@ -24,10 +24,10 @@ describe.each(TRANSPORTS)('over %s', (transport) => {
     reader = await m.connect(transport, m.h.readerKey);
   });
 
-  it('lists the six tools with input and output schemas and hints', async () => {
+  it('lists the seven tools with input and output schemas and hints', async () => {
     const { tools } = await reader.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-    expect(Object.keys(byName).sort()).toEqual(['describe_table', 'execute_query', 'generate_sql', 'get_query_history', 'list_connections', 'list_tables']);
+    expect(Object.keys(byName).sort()).toEqual(['describe_table', 'execute_query', 'generate_sql', 'get_query_history', 'list_connections', 'list_tables', 'search_objects']);
     for (const t of tools) {
       expect(t.description!.length).toBeGreaterThan(80);
       expect(t.outputSchema?.type).toBe('object');

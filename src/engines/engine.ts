@@ -115,6 +115,36 @@ export interface SchemaTable {
   foreignKeys: ForeignKey[];
 }
 
+export type SchemaObjectKind = 'table' | 'view' | 'column' | 'index' | 'function';
+
+/** search_objects / GET /connections/{id}/objects: which catalog objects to look for.
+ * `like` is a lower-case LIKE pattern with `!` as its escape character, bound as a parameter. */
+export interface ObjectSearch {
+  kind: SchemaObjectKind;
+  like: string;
+}
+
+/** One catalog object found by searchObjects. `table` names the owner of a column or index;
+ * the other fields are filled where they mean something for the kind. */
+export interface SchemaObject {
+  kind: SchemaObjectKind;
+  schema: string | null;
+  name: string;
+  table?: string;
+  /** Tables and views: how many columns. */
+  columnCount?: number;
+  /** Columns: the engine's type spelling; functions: what they return. */
+  type?: string;
+  nullable?: boolean;
+  primaryKey?: boolean;
+  /** Indexes. */
+  columns?: string[];
+  unique?: boolean;
+  /** Functions: the argument list as the engine prints it; and function/procedure/aggregate. */
+  arguments?: string;
+  routineType?: string;
+}
+
 /** An engine's own word on a statement, from compiling it without running it. */
 export interface StatementInfo {
   /** True when the engine knows it only reads; false when it knows it writes; null when it
@@ -140,6 +170,8 @@ export interface Engine {
   /** Open a fresh connection (not from the pool), ask the server version, close. */
   test(timeoutMs: number): Promise<TestResult>;
   listTables(schema?: string): Promise<SchemaTable[]>;
+  /** Catalog objects of one kind whose name matches, in every non-system schema (read-only). */
+  searchObjects(search: ObjectSearch): Promise<SchemaObject[]>;
   /** PostgreSQL: the connection's catalog for the read allowlist, cached (postgres-catalog.ts).
    * `missed`: a name was not in it; reload unless just reloaded (then undefined). */
   readCatalog?(missed?: boolean): Promise<PostgresCatalog | undefined>;

@@ -15,6 +15,8 @@ import type {
   ExecuteResult,
   RowStream,
   SchemaTable,
+  ObjectSearch,
+  SchemaObject,
   StatementInfo,
   StreamOptions,
   TestResult,
@@ -101,6 +103,10 @@ class LazyEngine implements Engine {
 
   async listTables(schema?: string): Promise<SchemaTable[]> {
     return (await this.adapter()).listTables(schema);
+  }
+
+  async searchObjects(search: ObjectSearch): Promise<SchemaObject[]> {
+    return (await this.adapter()).searchObjects(search);
   }
 
   // Not async, like execute(): every PostgreSQL read asks for the catalog.

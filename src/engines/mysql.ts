@@ -10,9 +10,10 @@
 import mysql from 'mysql2';
 import type { PoolConnection, PoolOptions } from 'mysql2';
 import { ConnectionFailedError, DbqError, QueryTimeoutError } from '../errors.ts';
-import type { Engine, EngineConfig, ExecuteOptions, ExecuteResult, RowStream, SchemaTable, StatementInfo, StreamOptions, TestResult } from './engine.ts';
+import type { Engine, EngineConfig, ExecuteOptions, ExecuteResult, RowStream, ObjectSearch, SchemaObject, SchemaTable, StatementInfo, StreamOptions, TestResult } from './engine.ts';
 import { STATEMENT_TIMEOUT_ERRNOS, classifyMysqlConnectError, classifyMysqlError, errnoOf } from './mysql-errors.ts';
 import { COLUMNS_SQL, FOREIGN_KEYS_SQL, TABLES_SQL, assembleTables } from './mysql-introspect.ts';
+import { searchMysqlObjects } from './mysql-search.ts';
 import { execute, query, runStatement } from './mysql-statement.ts';
 import { readMysqlAccess } from './mysql-privileges.ts';
 import type { ReadAccess } from './engine.ts';
@@ -223,6 +224,17 @@ class MysqlEngine implements Engine {
       const columns = await run(COLUMNS_SQL);
       const keys = await run(FOREIGN_KEYS_SQL);
       return assembleTables(tables, columns, keys);
+    } catch (err) {
+      throw this.classify(err, session);
+    } finally {
+      session.release();
+    }
+  }
+
+  async searchObjects(search: ObjectSearch): Promise<SchemaObject[]> {
+    const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
+    try {
+      return await searchMysqlObjects((sql, params) => session.watch.run(execute(session.conn, sql, params)), search);
     } catch (err) {
       throw this.classify(err, session);
     } finally {

@@ -16,6 +16,8 @@ import {
   type ExecuteResult,
   type RowStream,
   type SchemaTable,
+  type ObjectSearch,
+  type SchemaObject,
   type StreamOptions,
   type TestResult,
 } from './engine.ts';
@@ -37,6 +39,7 @@ import { CatalogCache } from './postgres-catalog.ts';
 import type { PostgresCatalog } from '../sql/read-policy.ts';
 import { closePooledEngine } from './pool-close.ts';
 import { readTables } from './postgres-introspect.ts';
+import { searchPostgresObjects } from './postgres-search.ts';
 import { readPostgresAccess } from './postgres-privileges.ts';
 import type { ReadAccess } from './engine.ts';
 import { PostgresTypes } from './postgres-types.ts';
@@ -337,6 +340,17 @@ class PostgresEngine implements Engine {
     const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
     try {
       return await session.watch.run(readTables((text, values) => session.client.query(text, values), schema ?? null));
+    } catch (err) {
+      throw this.classify(err, session);
+    } finally {
+      session.release();
+    }
+  }
+
+  async searchObjects(search: ObjectSearch): Promise<SchemaObject[]> {
+    const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
+    try {
+      return await session.watch.run(searchPostgresObjects((text, values) => session.client.query(text, values), search));
     } catch (err) {
       throw this.classify(err, session);
     } finally {

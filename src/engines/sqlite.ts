@@ -18,6 +18,8 @@ import type {
   ExecuteResult,
   RowStream,
   SchemaTable,
+  ObjectSearch,
+  SchemaObject,
   StatementInfo,
   StreamOptions,
   TestResult,
@@ -206,6 +208,17 @@ class SqliteEngine implements Engine {
     const session = await this.open({ timeoutMs: CATALOG_TIMEOUT_MS });
     try {
       return await session.watch.run(session.child.call<SchemaTable[]>('listTables'));
+    } catch (err) {
+      throw this.classify(err, session);
+    } finally {
+      await session.end();
+    }
+  }
+
+  async searchObjects(search: ObjectSearch): Promise<SchemaObject[]> {
+    const session = await this.open({ timeoutMs: CATALOG_TIMEOUT_MS });
+    try {
+      return await session.watch.run(session.child.call<SchemaObject[]>('searchObjects', { kind: search.kind, like: search.like }));
     } catch (err) {
       throw this.classify(err, session);
     } finally {

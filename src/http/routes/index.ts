@@ -10,6 +10,7 @@ import { asyncQueryRoutes } from './async-query.ts';
 import { connectionRoutes } from './connections.ts';
 import { exportRoutes } from './export.ts';
 import { historyRoutes } from './history.ts';
+import { objectRoutes } from './objects.ts';
 import { queryRoutes } from './query.ts';
 import { openapiRoute } from './openapi.ts';
 
@@ -20,7 +21,7 @@ export interface RouteOptions {
 export type ApiRoute = (app: FastifyInstance, svc: Services, opts: RouteOptions) => void;
 
 /** Issues that add resources (MCP, AI, exports) append here. */
-export const API_ROUTES: ApiRoute[] = [connectionRoutes, queryRoutes, historyRoutes, aiRoutes, exportRoutes, asyncQueryRoutes];
+export const API_ROUTES: ApiRoute[] = [connectionRoutes, queryRoutes, historyRoutes, aiRoutes, exportRoutes, asyncQueryRoutes, objectRoutes];
 
 export const API_PREFIXES = ['/api', '/api/v1', '/w/:workspace/api', '/w/:workspace/api/v1'];
 

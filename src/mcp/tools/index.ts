@@ -14,6 +14,7 @@ import { generateSqlTool } from './generate-sql.ts';
 import { getQueryHistoryTool } from './get-query-history.ts';
 import { listConnectionsTool } from './list-connections.ts';
 import { listTablesTool } from './list-tables.ts';
+import { searchObjectsTool } from './search-objects.ts';
 import type { DbqTool } from './tool.ts';
 
 const READS: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -37,6 +38,7 @@ export function registerTools(server: McpServer, svc: Services, session: ToolSes
   register(server, svc, session, listConnectionsTool, READS);
   register(server, svc, session, listTablesTool, READS);
   register(server, svc, session, describeTableTool, READS);
+  register(server, svc, session, searchObjectsTool, READS);
   register(server, svc, session, executeQueryTool, MAY_WRITE);
   register(server, svc, session, getQueryHistoryTool, READS);
   register(server, svc, session, generateSqlTool, MAY_WRITE);

@@ -1,0 +1,110 @@
+// Token-lean schema discovery (issue 18 item 3): an agent looking for the three tables it needs
+// in a 500-table database asks for names matching a word instead of reading every table. The
+// engine filters in its catalog with the pattern bound as a LIKE parameter (never spliced);
+// ranking, the limit and the detail level are applied here, the same for every engine.
+import { z } from 'zod';
+import type { SchemaObject, SchemaObjectKind, SchemaTable } from '../engines/engine.ts';
+import type { Services } from '../services.ts';
+import type { Principal } from '../workspaces/api-keys.ts';
+import { getConnectionRow } from './connections.ts';
+
+export const OBJECT_KINDS = ['table', 'view', 'column', 'index', 'function'] as const satisfies readonly SchemaObjectKind[];
+export const OBJECT_DETAILS = ['names', 'summary', 'full'] as const;
+export const SEARCH_LIMIT_DEFAULT = 50;
+export const SEARCH_LIMIT_MAX = 500;
+
+/** Shared by the MCP tool (numbers) and the REST query string (coerced there). */
+export const searchObjectsFields = {
+  pattern: z
+    .string()
+    .max(200)
+    .default('')
+    .describe('Case-insensitive substring of the object name (%, _ and * are plain characters); empty matches every object of the kind'),
+  kind: z
+    .enum(OBJECT_KINDS)
+    .optional()
+    .describe('table, view, column, index or function; omitted: tables and views'),
+  detail: z
+    .enum(OBJECT_DETAILS)
+    .default('names')
+    .describe('names: qualified names only; summary: name, kind and column count (tables) or table and type (columns); full: what describe_table gives'),
+};
+
+export type SearchObjectsInput = {
+  pattern: string;
+  kind?: SchemaObjectKind;
+  detail: (typeof OBJECT_DETAILS)[number];
+  limit: number;
+};
+
+export interface SearchObjectsResult {
+  connectionId: string;
+  connectionName: string;
+  /** Every match, before the limit. */
+  total: number;
+  truncated: boolean;
+  objects: unknown[];
+}
+
+/** "schema.table.column"; the schema is left out on SQLite. */
+function qualifiedName(o: SchemaObject): string {
+  return [o.schema, o.table, o.name].filter((part) => part !== null && part !== undefined).join('.');
+}
+
+/** Lower-case LIKE pattern matching `pattern` anywhere, its own wildcards escaped with `!`. */
+export function substringLike(pattern: string): string {
+  return `%${pattern.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
+}
+
+/** 0 exact, 1 prefix, 2 substring (the catalog already kept only matches). */
+function relevance(name: string, pattern: string): number {
+  const lower = name.toLowerCase();
+  return lower === pattern ? 0 : lower.startsWith(pattern) ? 1 : 2;
+}
+
+function summarize(o: SchemaObject): Record<string, unknown> {
+  const name = qualifiedName(o);
+  switch (o.kind) {
+    case 'table':
+    case 'view':
+      return { name, kind: o.kind, columnCount: o.columnCount };
+    case 'column':
+      return { name, kind: o.kind, table: o.table, type: o.type };
+    case 'index':
+      return { name, kind: o.kind, table: o.table };
+    case 'function':
+      return { name, kind: o.kind, type: o.type };
+  }
+}
+
+export async function searchObjects(svc: Services, principal: Principal, connectionId: string, input: SearchObjectsInput): Promise<SearchObjectsResult> {
+  const row = await getConnectionRow(svc.db, principal.workspace.id, connectionId);
+  const engine = svc.pools.forRead(row);
+  const like = substringLike(input.pattern);
+  const kinds: SchemaObjectKind[] = input.kind ? [input.kind] : ['table', 'view'];
+  const found: SchemaObject[] = [];
+  for (const kind of kinds) found.push(...(await engine.searchObjects({ kind, like })));
+
+  const pattern = input.pattern.toLowerCase();
+  const ranked = found
+    .map((o) => ({ o, rank: relevance(o.name, pattern), key: qualifiedName(o) }))
+    .sort((a, b) => a.rank - b.rank || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const kept = ranked.slice(0, input.limit).map((r) => r.o);
+  const base = { connectionId: row.id, connectionName: row.name, total: ranked.length, truncated: ranked.length > kept.length };
+
+  if (input.detail === 'names') return { ...base, objects: kept.map(qualifiedName) };
+  if (input.detail === 'summary') return { ...base, objects: kept.map(summarize) };
+  // Full tables and views are describe_table's shape: read their schemas' tables once each.
+  const tablesBySchema = new Map<string | null, SchemaTable[]>();
+  for (const o of kept) {
+    if ((o.kind === 'table' || o.kind === 'view') && !tablesBySchema.has(o.schema)) {
+      tablesBySchema.set(o.schema, await engine.listTables(o.schema ?? undefined));
+    }
+  }
+  const objects = kept.map((o) => {
+    if (o.kind !== 'table' && o.kind !== 'view') return o;
+    const table = tablesBySchema.get(o.schema)?.find((t) => t.name === o.name);
+    return table ?? o;
+  });
+  return { ...base, objects };
+}
