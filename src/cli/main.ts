@@ -9,6 +9,7 @@ import { DbqError } from '../errors.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
 import { connectionCommands } from './commands/connection.ts';
 import { keyCommands } from './commands/key.ts';
+import { mcpCommands } from './commands/mcp.ts';
 import { userCommands } from './commands/user.ts';
 import { workspaceCommands } from './commands/workspace.ts';
 import { type CliContext, cliConfig, type GlobalOptions, parsePort } from './core.ts';
@@ -55,6 +56,7 @@ export function buildCli(): Command {
   userCommands(program, ctx);
   keyCommands(program, ctx);
   connectionCommands(program, ctx);
+  mcpCommands(program);
   markRequired(program);
   return program;
 }
