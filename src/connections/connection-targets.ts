@@ -109,6 +109,13 @@ export async function checkConnectionTarget(targets: ConnectionTargets | null, h
  * unless TLS needs the name. SQLite configs dial nothing. */
 export async function pinConnectionTarget(targets: ConnectionTargets, config: EngineConfig, lookup: HostLookup = systemLookup): Promise<EngineConfig> {
   if (config.engine === 'sqlite') return config;
+  if (config.ssh) {
+    // dbq dials the bastion (pinned like a database host: the SSH host key is checked, not a
+    // certificate name); the database, reached from the bastion, must be allowed too.
+    await checkConnectionTarget(targets, config.host || 'localhost', lookup);
+    const bastion = (await checkConnectionTarget(targets, config.ssh.host, lookup))!;
+    return { ...config, ssh: { ...config.ssh, host: bastion[0]! } };
+  }
   // The adapters dial localhost when no host is given.
   const addresses = (await checkConnectionTarget(targets, config.host || 'localhost', lookup))!;
   return config.ssl ? config : { ...config, host: addresses[0] };

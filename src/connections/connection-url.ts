@@ -1,6 +1,7 @@
 // Pure parsing of the connection URLs the API and CLI accept. Only the settings dbq knows are
 // taken from a URL; anything else in the query string is refused rather than passed to a
 // driver (libpq-style `options=-c …`, `sslkey=/path`, mysql `localInfile=true`).
+import type { SshSettings } from '../engines/ssh-tunnel.ts';
 import { InvalidRequestError } from '../errors.ts';
 import type { EngineName } from '../engines/engine.ts';
 
@@ -12,6 +13,8 @@ export interface ConnectionFields {
   user: string | null;
   password: string | null;
   ssl: boolean;
+  /** The SSH bastion host:port is reached through; absent or null: dialled directly. */
+  ssh?: SshSettings | null;
 }
 
 const DEFAULT_PORT: Record<EngineName, number | null> = { postgres: 5432, mysql: 3306, sqlite: null };

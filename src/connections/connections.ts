@@ -10,6 +10,8 @@ import type { Memo } from '../store/store.ts';
 import { checkConnectionTarget, type ConnectionTargets } from './connection-targets.ts';
 import { parseConnectionUrl, type ConnectionFields } from './connection-url.ts';
 import type { SecretBox } from './secret-box.ts';
+import { parseHostKey } from '../engines/ssh-host-key.ts';
+import type { SshSettings } from '../engines/ssh-tunnel.ts';
 import { resolveSqlitePath, workspaceSqliteDir } from './sqlite-path.ts';
 
 export interface ConnectionRecord {
@@ -27,8 +29,17 @@ export interface ConnectionRecord {
   readUser: string | null;
   /** What the credential used for reads can do beyond reading; null until audited. */
   readAccess: ReadAccess | null;
+  /** The SSH bastion, without its key or password; hostKey is the pinned SHA256 fingerprint. */
+  ssh: PublicSsh | null;
   createdAt: string;
   updatedAt: string;
+}
+
+export interface PublicSsh {
+  host: string;
+  port: number;
+  user: string;
+  hostKey: string;
 }
 
 /** Reader credentials: every read on the connection logs in as this user instead. */
@@ -65,6 +76,20 @@ export const connectionSettingsShape = {
   readUrl: z.string().min(1).max(4096).optional().describe('Reader credentials as a URL of the same engine, host, port and database; write-only'),
   readUser: z.string().min(1).max(255).nullable().optional().describe('The user every read logs in as; null removes the reader credentials'),
   readPassword: z.string().max(4096).nullable().optional().describe("readUser's password; write-only"),
+  // An SSH bastion the database is reached through (docs/security.md, SSH tunnels); null removes it.
+  ssh: z
+    .object({
+      host: z.string().trim().min(1).max(255),
+      port: z.number().int().min(1).max(65535).optional(),
+      user: z.string().min(1).max(255),
+      privateKey: z.string().min(1).max(65536).optional().describe('OpenSSH or PEM private key, unencrypted; write-only'),
+      password: z.string().min(1).max(4096).optional().describe('write-only'),
+      hostKey: z.string().min(1).max(65536).describe('The bastion\'s host key: a known_hosts line, `ssh-ed25519 AAAA…`, or its SHA256: fingerprint'),
+    })
+    .strict()
+    .nullable()
+    .optional()
+    .describe('SSH bastion; privateKey or password, and hostKey, are required; null removes it'),
 };
 
 /** Create a login that can only read with the connection's (admin) credentials and store it
@@ -94,7 +119,11 @@ export interface ConnectionDeps {
  * file in the workspace's own SQLite directory. */
 async function checkWhere(deps: ConnectionDeps, fields: ConnectionFields, sqliteDir: () => Promise<string>): Promise<void> {
   if (fields.engine === 'sqlite') resolveSqlitePath(await sqliteDir(), fields.database);
-  else await checkConnectionTarget(deps.connectionTargets ?? null, fields.host!);
+  else {
+    await checkConnectionTarget(deps.connectionTargets ?? null, fields.host!);
+    // Through a bastion dbq dials the bastion itself; the database host must be allowed too.
+    if (fields.ssh) await checkConnectionTarget(deps.connectionTargets ?? null, fields.ssh.host);
+  }
 }
 
 /** A record as looked up for use, with its workspace's slug: a SQLite file resolves inside
@@ -127,6 +156,7 @@ export function toRecord(row: ConnectionRow): ConnectionRecord {
     maxConnections: row.max_connections,
     readUser: row.read_username ?? null,
     readAccess: row.read_access ? (JSON.parse(row.read_access) as ReadAccess) : null,
+    ssh: row.ssh ? (JSON.parse(row.ssh) as PublicSsh) : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -164,7 +194,12 @@ export function resolveSettings(input: AdHocConnectionInput, base?: ConnectionFi
   if (input.user !== undefined) fields.user = input.user || null;
   if (input.password !== undefined) fields.password = input.password;
   if (input.ssl !== undefined) fields.ssl = input.ssl;
+  // A new URL or engine keeps the bastion unless the body changes it.
+  fields.ssh = fields.ssh ?? base?.ssh ?? null;
+  if (input.ssh !== undefined) fields.ssh = input.ssh === null ? null : resolveSsh(input.ssh, base?.ssh ?? null);
   if (fields.engine === 'sqlite') {
+    if (input.ssh) throw new InvalidRequestError('ssh does not apply to sqlite connections', { field: 'ssh' });
+    fields.ssh = null;
     fields.host = null;
     fields.port = null;
     fields.user = null;
@@ -176,6 +211,29 @@ export function resolveSettings(input: AdHocConnectionInput, base?: ConnectionFi
   }
   if (!fields.database) throw new InvalidRequestError('database is required', { field: 'database' });
   return fields;
+}
+
+type SshInput = NonNullable<AdHocConnectionInput['ssh']>;
+
+/** The bastion a body gives; a key or password left out keeps the stored one for the same
+ * host, port and user. Messages never carry the key or password. */
+function resolveSsh(input: SshInput, base: SshSettings | null): SshSettings {
+  const port = input.port ?? 22;
+  const hostKey = parseHostKey(input.hostKey);
+  if (!hostKey) {
+    throw new InvalidRequestError('ssh.hostKey must be a known_hosts line, a public key (ssh-ed25519 AAAA…) or a SHA256: fingerprint', {
+      field: 'ssh.hostKey',
+    });
+  }
+  if (input.privateKey !== undefined && !/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(input.privateKey)) {
+    throw new InvalidRequestError('ssh.privateKey must be a private key (-----BEGIN … PRIVATE KEY-----)', { field: 'ssh.privateKey' });
+  }
+  const same = base && base.host.toLowerCase() === input.host.toLowerCase() && base.port === port && base.user === input.user;
+  const given = input.privateKey !== undefined || input.password !== undefined;
+  const privateKey = given ? (input.privateKey ?? null) : same ? base.privateKey : null;
+  const password = given ? (input.password ?? null) : same ? base.password : null;
+  if (!privateKey && !password) throw new InvalidRequestError('ssh needs privateKey or password', { field: 'ssh.privateKey' });
+  return { host: input.host, port, user: input.user, privateKey, password, hostKey };
 }
 
 const READER_FIELDS = ['readUrl', 'readUser', 'readPassword'] as const;
@@ -292,9 +350,10 @@ export async function createConnection(deps: ConnectionDeps, workspaceId: string
     ssl: fields.ssl ? 1 : 0,
     read_only: input.readOnly ? 1 : 0,
     max_connections: input.maxConnections ?? 10,
-    secret: sealSecrets(deps.secretBox, id, fields.password, reader?.password ?? null),
+    secret: sealSecrets(deps.secretBox, id, fields, reader?.password ?? null),
     read_username: reader?.user ?? null,
     read_access: null,
+    ssh: publicSsh(fields.ssh),
     created_at: now,
     updated_at: now,
   };
@@ -311,14 +370,24 @@ export async function createConnection(deps: ConnectionDeps, workspaceId: string
 interface Secrets {
   password?: string;
   readPassword?: string;
+  sshPrivateKey?: string;
+  sshPassword?: string;
 }
 
-function sealSecrets(secretBox: SecretBox, id: string, password: string | null, readPassword: string | null): string | null {
-  if (!password && !readPassword) return null;
+function sealSecrets(secretBox: SecretBox, id: string, fields: ConnectionFields, readPassword: string | null): string | null {
   const secrets: Secrets = {};
-  if (password) secrets.password = password;
+  if (fields.password) secrets.password = fields.password;
   if (readPassword) secrets.readPassword = readPassword;
+  if (fields.ssh?.privateKey) secrets.sshPrivateKey = fields.ssh.privateKey;
+  if (fields.ssh?.password) secrets.sshPassword = fields.ssh.password;
+  if (Object.keys(secrets).length === 0) return null;
   return secretBox.seal(JSON.stringify(secrets), id);
+}
+
+function publicSsh(ssh: SshSettings | null | undefined): string | null {
+  if (!ssh) return null;
+  const shown: PublicSsh = { host: ssh.host, port: ssh.port, user: ssh.user, hostKey: ssh.hostKey };
+  return JSON.stringify(shown);
 }
 
 function openSecrets(row: ConnectionRow, secretBox: SecretBox): Secrets {
@@ -326,14 +395,17 @@ function openSecrets(row: ConnectionRow, secretBox: SecretBox): Secrets {
 }
 
 export function fieldsOf(row: ConnectionRow, secretBox: SecretBox): ConnectionFields {
+  const secrets = openSecrets(row, secretBox);
+  const ssh = row.ssh ? (JSON.parse(row.ssh) as PublicSsh) : null;
   return {
     engine: row.engine,
     host: row.host,
     port: row.port,
     database: row.database,
     user: row.username,
-    password: openSecrets(row, secretBox).password ?? null,
+    password: secrets.password ?? null,
     ssl: row.ssl === 1,
+    ssh: ssh ? { ...ssh, privateKey: secrets.sshPrivateKey ?? null, password: secrets.sshPassword ?? null } : null,
   };
 }
 
@@ -374,8 +446,9 @@ export async function updateConnection(
     ssl: fields.ssl ? 1 : 0,
     read_only: input.readOnly === undefined ? row.read_only : input.readOnly ? 1 : 0,
     max_connections: input.maxConnections ?? row.max_connections,
-    secret: sealSecrets(deps.secretBox, row.id, fields.password, reader?.password ?? null),
+    secret: sealSecrets(deps.secretBox, row.id, fields, reader?.password ?? null),
     read_username: reader?.user ?? null,
+    ssh: publicSsh(fields.ssh),
     // The settings may have changed: audited again by the caller (save-connection.ts).
     read_access: null,
     updated_at: laterThan(row.updated_at),
@@ -418,6 +491,7 @@ export function toEngineConfig(
     user: fields.user,
     password: fields.password,
     ssl: fields.ssl,
+    ssh: fields.ssh ?? null,
     maxConnections: opts.maxConnections,
     acquireTimeoutMs: opts.acquireTimeoutMs,
     connectTimeoutMs: opts.connectTimeoutMs,

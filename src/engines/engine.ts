@@ -15,6 +15,8 @@ export const ENGINE_NAMES: readonly EngineName[] = ['postgres', 'mysql', 'sqlite
 /** Validated, decrypted settings an adapter needs to open connections. Built only from
  * validated record fields: no free-form driver `options`, no client key/cert paths, no
  * LOCAL INFILE, whatever the user sent. */
+import type { SshSettings } from './ssh-tunnel.ts';
+
 export interface EngineConfig {
   engine: EngineName;
   host: string | null;
@@ -30,6 +32,8 @@ export interface EngineConfig {
   acquireTimeoutMs: number;
   /** Bound on establishing a new connection. */
   connectTimeoutMs: number;
+  /** Reach host:port through this SSH bastion (ssh-tunnel.ts); postgres and mysql only. */
+  ssh?: SshSettings | null;
 }
 
 export interface Column {

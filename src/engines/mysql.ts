@@ -16,6 +16,7 @@ import { COLUMNS_SQL, FOREIGN_KEYS_SQL, TABLES_SQL, assembleTables } from './mys
 import { searchMysqlObjects } from './mysql-search.ts';
 import { execute, query, runStatement } from './mysql-statement.ts';
 import { readMysqlAccess } from './mysql-privileges.ts';
+import { SshTunnel } from './ssh-tunnel.ts';
 import type { ReadAccess } from './engine.ts';
 import { openStatementStream } from './mysql-stream.ts';
 import { closePooledEngine } from './pool-close.ts';
@@ -71,10 +72,13 @@ class MysqlEngine implements Engine {
   private flavour: Flavour | null = null;
   private natives: Promise<ReadonlySet<string>> | null = null;
   private closing: Promise<void> | null = null;
+  /** The bastion every session (and KILL side connection) goes through; opened on first use. */
+  private readonly tunnel: SshTunnel | null;
 
   constructor(config: EngineConfig) {
     this.config = config;
     this.slots = new Slots(config.maxConnections);
+    this.tunnel = config.ssh ? new SshTunnel(config.ssh, config.connectTimeoutMs) : null;
   }
 
   async execute(opts: ExecuteOptions): Promise<ExecuteResult> {
@@ -248,13 +252,15 @@ class MysqlEngine implements Engine {
     this.closing ??= closePooledEngine(this.slots, this.sessions, endPool, {
       sessionsMs: CANCEL_GRACE_MS + RESET_TIMEOUT_MS,
       poolMs: RESET_TIMEOUT_MS,
-    });
+    }).then(() => this.tunnel?.close());
     return this.closing;
   }
 
   private connectionOptions(): PoolOptions {
     const { host, port, database, user, password, ssl } = this.config;
+    const tunnel = this.tunnel;
     return {
+      ...(tunnel ? { stream: () => tunnel.socket(host || 'localhost', port ?? 3306) } : {}),
       host: host || 'localhost',
       port: port ?? 3306,
       user: user ?? '',

@@ -46,6 +46,7 @@ import { PostgresTypes } from './postgres-types.ts';
 import type { PgType } from './postgres-values.ts';
 import { createRowIterable } from './row-stream.ts';
 import { Slots } from './slots.ts';
+import { SshTunnel } from './ssh-tunnel.ts';
 import { StatementWatch } from './statement-watch.ts';
 import type { StopSignal } from './stop.ts';
 
@@ -124,11 +125,14 @@ class PostgresEngine implements Engine {
   private readonly prepared = new WeakSet<pg.ClientBase>();
   private pool: pg.Pool | null = null;
   private closing: Promise<void> | null = null;
+  /** The bastion every session (and cancel request) goes through; opened on first use. */
+  private readonly tunnel: SshTunnel | null;
   private readonly catalog = new CatalogCache((work) => this.withCatalogSession(work));
 
   constructor(config: EngineConfig) {
     this.config = config;
     this.slots = new Slots(config.maxConnections);
+    this.tunnel = config.ssh ? new SshTunnel(config.ssh, config.connectTimeoutMs) : null;
   }
 
   readCatalog(missed?: boolean): Promise<PostgresCatalog | undefined> {
@@ -363,14 +367,16 @@ class PostgresEngine implements Engine {
     this.closing ??= closePooledEngine(this.slots, this.sessions, pool ? () => pool.end() : null, {
       sessionsMs: CANCEL_GRACE_MS + RESET_TIMEOUT_MS,
       poolMs: RESET_TIMEOUT_MS,
-    });
+    }).then(() => this.tunnel?.close());
     return this.closing;
   }
 
   private clientConfig(): pg.ClientConfig {
     const { host, port, database, user, password, ssl } = this.config;
     if (!user) throw new ConnectionFailedError('no user given');
+    const tunnel = this.tunnel;
     return {
+      ...(tunnel ? { stream: () => tunnel.socket(host || 'localhost', port ?? 5432) } : {}),
       // Every field explicit: node-postgres falls back to PG* environment variables and
       // ~/.pgpass for missing or empty ones, which would hand the operator's credentials to
       // whatever host a connection record names. The password is a function so an empty one

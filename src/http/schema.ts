@@ -63,6 +63,10 @@ export const connectionRecordSchema = z.object({
   maxConnections: z.number(),
   readUser: z.string().nullable().describe('The user every read logs in as (reader credentials); null when reads use the connection user'),
   readAccess: readAccessSchema.nullable().describe('Privilege audit of the credential reads use; null until known'),
+  ssh: z
+    .object({ host: z.string(), port: z.number(), user: z.string(), hostKey: z.string().describe('The pinned host key as its SHA256: fingerprint') })
+    .nullable()
+    .describe('The SSH bastion the database is reached through, without its key or password; null when dialled directly'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

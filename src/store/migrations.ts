@@ -140,6 +140,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('password_tokens_user').on('password_tokens').column('user_id').execute();
     },
   },
+  // SSH bastions (issue 18 item 5): the public part as JSON; the key or password joins the
+  // sealed secret.
+  '0006_ssh_tunnels': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('connections').addColumn('ssh', 'text').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

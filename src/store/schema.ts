@@ -44,12 +44,15 @@ export interface ConnectionRow {
   ssl: number;
   read_only: number;
   max_connections: number;
-  /** AES-256-GCM sealed JSON of the secrets ({password, readPassword}); null when there are none. */
+  /** AES-256-GCM sealed JSON of the secrets ({password, readPassword, sshPrivateKey, sshPassword}); null when there are none. */
   secret: string | null;
   /** Reader credentials' user: every read logs in as it (pool-registry.ts forRead). */
   read_username: string | null;
   /** JSON ReadAccess of the credential reads use, from the last audit; null until known. */
   read_access: string | null;
+  /** JSON {host, port, user, hostKey} of the SSH bastion (its key or password is in `secret`);
+   * null when the database is dialled directly. */
+  ssh: string | null;
   created_at: string;
   updated_at: string;
 }

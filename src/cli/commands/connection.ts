@@ -1,7 +1,8 @@
 // dbq connection add|update|set-reader|test|remove|list: the API's core functions
 // (save-connection.ts, connections.ts, test-connection.ts), with the CLI acting as an admin.
 import type { Command } from 'commander';
-import { deleteConnection, listConnections, type ConnectionRecord } from '../../connections/connections.ts';
+import fs from 'node:fs';
+import { deleteConnection, listConnections, type ConnectionRecord, type CreateConnectionInput } from '../../connections/connections.ts';
 import { addConnection, changeConnection } from '../../connections/save-connection.ts';
 import { testConnection } from '../../connections/test-connection.ts';
 import { InvalidRequestError } from '../../errors.ts';
@@ -22,6 +23,34 @@ function cliPrincipal(ws: Workspace): Principal {
   return { workspace: { id: ws.id, slug: ws.slug, plan: ws.plan }, user: { id: 'cli', email: 'cli', role: 'admin' }, apiKey: null };
 }
 
+interface SshOpts {
+  sshHost?: string;
+  sshPort?: string;
+  sshUser?: string;
+  sshKeyFile?: string;
+  sshHostKey?: string;
+}
+
+/** The body's `ssh` from the --ssh-* options; the key file is read here and only sent on. */
+function sshFromOptions(opts: SshOpts): { ssh?: NonNullable<CreateConnectionInput['ssh']> } {
+  const given = [opts.sshHost, opts.sshPort, opts.sshUser, opts.sshKeyFile, opts.sshHostKey].some((v) => v !== undefined);
+  if (!given) return {};
+  if (!opts.sshHost || !opts.sshUser || !opts.sshKeyFile || !opts.sshHostKey) {
+    throw new InvalidRequestError('an SSH bastion needs --ssh-host, --ssh-user, --ssh-key-file and --ssh-host-key', { field: 'ssh' });
+  }
+  const port = opts.sshPort === undefined ? undefined : Number(opts.sshPort);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535)) {
+    throw new InvalidRequestError('--ssh-port must be a port number', { field: 'ssh.port' });
+  }
+  let privateKey: string;
+  try {
+    privateKey = fs.readFileSync(opts.sshKeyFile, 'utf8');
+  } catch (err) {
+    throw new InvalidRequestError(`cannot read --ssh-key-file: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { field: 'ssh.privateKey' });
+  }
+  return { ssh: { host: opts.sshHost, ...(port !== undefined ? { port } : {}), user: opts.sshUser, privateKey, hostKey: opts.sshHostKey } };
+}
+
 export function connectionCommands(program: Command, ctx: CliContext): void {
   const connection = program.command('connection').description('manage database connections');
   connection
@@ -33,8 +62,13 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
     .option('--read-only', 'every query on it is a read, whatever the key')
     .option('--read-url <url>', 'reader credentials: every read logs in as this URL\'s user (same engine, host, port and database)')
     .option('--create-reader', "create a login that can only read with --url's credentials, and use it for every read")
+    .option('--ssh-host <host>', "reach the database through this SSH bastion (--url's host and port as the bastion sees them)")
+    .option('--ssh-port <port>', 'the bastion\'s SSH port (default 22)')
+    .option('--ssh-user <user>', 'the user to log in to the bastion as')
+    .option('--ssh-key-file <file>', 'the private key to log in with (read here, stored sealed, never printed)')
+    .option('--ssh-host-key <key>', "the bastion's host key: a known_hosts line, 'ssh-ed25519 AAAA…' or its SHA256: fingerprint")
     .option('--json', 'print JSON')
-    .action((opts: { workspace: string; name: string; url: string; readOnly?: boolean; readUrl?: string; createReader?: boolean } & JsonOpt) =>
+    .action((opts: { workspace: string; name: string; url: string; readOnly?: boolean; readUrl?: string; createReader?: boolean } & SshOpts & JsonOpt) =>
       withCore(ctx, async (svc) => {
         const ws = await getWorkspace(svc.db, opts.workspace);
         const record = await addConnection(svc, ws.id, {
@@ -43,8 +77,10 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
           readOnly: Boolean(opts.readOnly),
           ...(opts.readUrl !== undefined ? { readUrl: opts.readUrl } : {}),
           ...(opts.createReader ? { createReader: true } : {}),
+          ...sshFromOptions(opts),
         });
-        print(opts, { connection: record }, `Added ${record.engine} connection ${record.name} (${record.id}); ${describeReads(record)}`);
+        const via = record.ssh ? ` via SSH ${record.ssh.user}@${record.ssh.host}:${record.ssh.port} (host key ${record.ssh.hostKey})` : '';
+        print(opts, { connection: record }, `Added ${record.engine} connection ${record.name} (${record.id})${via}; ${describeReads(record)}`);
       }),
     );
   connection
