@@ -256,11 +256,6 @@ export function lexSql(sql: string, engine: EngineName): LexedSql {
   return new Lexer(sql, engine).run();
 }
 
-export function isBlank(text: string): boolean {
-  for (const char of text) if (!ASCII_SPACE.test(char)) return false;
-  return true;
-}
-
 export type StatementShape =
   | { shape: 'empty' }
   | { shape: 'multiple' }
