@@ -77,6 +77,12 @@ describe('PostgreSQL: EXPLAIN without ANALYZE of a write is a read', () => {
       'EXPLAIN (ANALYZE on, COSTS off) UPDATE plan_t SET v = NULL',
       'EXPLAIN (ANALYZE 1) DELETE FROM plan_t',
       'EXPLAIN (analyze TRUE) DELETE FROM plan_t',
+      // The British spelling, a quoted option name, a quoted or yes value: all run the write.
+      'EXPLAIN ANALYSE DELETE FROM plan_t',
+      'EXPLAIN (FORMAT JSON, ANALYSE) DELETE FROM plan_t',
+      'EXPLAIN (COSTS off, "analyze") DELETE FROM plan_t',
+      "EXPLAIN (ANALYZE 'on') UPDATE plan_t SET v = NULL",
+      'EXPLAIN (analyze yes) DELETE FROM plan_t',
       "EXPLAIN INSERT INTO plan_t SELECT 9, pg_read_file('/etc/hostname')",
     ]) {
       const res = await query('pg', sql);
@@ -89,7 +95,13 @@ describe('PostgreSQL: EXPLAIN without ANALYZE of a write is a read', () => {
 describe('SQLite: EXPLAIN QUERY PLAN of any statement, and reporting PRAGMAs, are reads', () => {
   it('plans writes and reads the settings for a read-only key, changing nothing', async () => {
     const before = liteState();
-    for (const sql of ["EXPLAIN QUERY PLAN INSERT INTO plan_t VALUES (3, 'c')", 'EXPLAIN QUERY PLAN DELETE FROM plan_t WHERE id = 1', "EXPLAIN QUERY PLAN UPDATE plan_t SET v = 'x'"]) {
+    for (const sql of [
+      "EXPLAIN QUERY PLAN INSERT INTO plan_t VALUES (3, 'c')",
+      'EXPLAIN QUERY PLAN DELETE FROM plan_t WHERE id = 1',
+      "EXPLAIN QUERY PLAN UPDATE plan_t SET v = 'x'",
+      'explain /* plan */ query\nplan DELETE FROM plan_t',
+      'PRAGMA main.user_version;',
+    ]) {
       const res = await query('lite', sql);
       expect(res.status, `${sql} → ${JSON.stringify(res.body)}`).toBe(200);
     }
@@ -106,7 +118,16 @@ describe('SQLite: EXPLAIN QUERY PLAN of any statement, and reporting PRAGMAs, ar
 
   it('refuses PRAGMA assignments and acting PRAGMAs, and plain EXPLAIN of a write stays an admin statement', async () => {
     const before = liteState();
-    for (const sql of ['PRAGMA journal_mode = WAL', 'PRAGMA user_version = 3', 'PRAGMA optimize', 'PRAGMA wal_checkpoint', 'PRAGMA incremental_vacuum', 'EXPLAIN DELETE FROM plan_t']) {
+    for (const sql of [
+      'PRAGMA journal_mode = WAL',
+      'PRAGMA user_version = 3',
+      'PRAGMA user_version(3)',
+      'PRAGMA main.journal_mode=DELETE',
+      'PRAGMA optimize',
+      'PRAGMA wal_checkpoint',
+      'PRAGMA incremental_vacuum',
+      'EXPLAIN DELETE FROM plan_t',
+    ]) {
       const res = await query('lite', sql);
       expect(res.status, `${sql} → ${JSON.stringify(res.body)}`).toBe(403);
     }

@@ -82,7 +82,17 @@ function size(row) {
   return n;
 }
 
-const REPORTS_ONLY = /^\s*(?:EXPLAIN\s+QUERY\s+PLAN\s|PRAGMA\s+[\w."`]+\s*;?\s*$)/i;
+// Blanks between the words may hold comments, as the guard (which reads comments as blanks)
+// allows: `EXPLAIN /* plan */ QUERY PLAN …`.
+const GAP = String.raw`(?:\s|/\*[\s\S]*?\*/|--[^\n]*(?:\n|$))`;
+const EXPLAIN_QUERY_PLAN = new RegExp(String.raw`^${GAP}*EXPLAIN${GAP}+QUERY${GAP}+PLAN${GAP}`, 'i');
+const PRAGMA_QUERY = new RegExp(String.raw`^${GAP}*PRAGMA${GAP}+[\w."\x60]+(?:${GAP}*\.${GAP}*[\w."\x60]+)?${GAP}*;?${GAP}*$`, 'i');
+/** The regexes' comment gaps are not linear on adversarial text: only a head is tested. */
+const HEAD = 2048;
+
+function reportsOnly(sql) {
+  return EXPLAIN_QUERY_PLAN.test(sql.slice(0, HEAD)) || (sql.length <= HEAD && PRAGMA_QUERY.test(sql));
+}
 
 function prepare(db, sql, readOnly, timeoutMs, params) {
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(timeoutMs))}`);
@@ -90,7 +100,7 @@ function prepare(db, sql, readOnly, timeoutMs, params) {
   // EXPLAIN QUERY PLAN of a write and the query form of a PRAGMA such as journal_mode only
   // report, yet SQLite calls them not read-only; the guard vetted them, and the handle is
   // read-only with query_only on, so nothing can write through them.
-  if (readOnly && !stmt.readonly && !REPORTS_ONLY.test(sql)) throw new RunnerError('permission', 'statement is not read-only');
+  if (readOnly && !stmt.readonly && !reportsOnly(sql)) throw new RunnerError('permission', 'statement is not read-only');
   if (!stmt.reader) refuseOtherFiles(db, sql, params);
   return stmt;
 }
