@@ -9,7 +9,9 @@
 
 import mysql from 'mysql2';
 import type { PoolConnection, PoolOptions } from 'mysql2';
-import { ConnectionFailedError, DbqError, QueryTimeoutError } from '../errors.ts';
+import { ConnectionFailedError, DbqError, InsufficientPermissionsError, QueryTimeoutError } from '../errors.ts';
+import { classifyStatement } from '../sql/guard.ts';
+import { PLAN_ONLY_WRITE_DENIED_REASON } from '../sql/verdict-builders.ts';
 import type { Engine, EngineConfig, ExecuteOptions, ExecuteResult, RowStream, ObjectSearch, SchemaObject, SchemaTable, StatementInfo, StreamOptions, TestResult } from './engine.ts';
 import { STATEMENT_TIMEOUT_ERRNOS, classifyMysqlConnectError, classifyMysqlError, errnoOf } from './mysql-errors.ts';
 import { COLUMNS_SQL, FOREIGN_KEYS_SQL, TABLES_SQL, assembleTables } from './mysql-introspect.ts';
@@ -33,11 +35,26 @@ type Flavour = 'mariadb' | 'mysql';
 
 /** "Cannot execute statement in a READ ONLY transaction." */
 const ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION = 1792;
+/** "INSERT/UPDATE/DELETE command denied to user …" (table, column): EXPLAIN of a write is
+ * checked for the write's privileges. */
+const PLAN_PRIVILEGE_ERRNOS: ReadonlySet<number> = new Set([1142, 1143]);
+
+/** A read the guard judged EXPLAIN without ANALYZE of INSERT/UPDATE/DELETE/REPLACE
+ * (verdict.planOnlyWrite): the server refuses it inside a read-only transaction (error 1792),
+ * so it runs in an ordinary transaction that is always rolled back. The verdict is the one
+ * src/query/decide.ts started from (same text, cached). */
+async function isPlanOnlyWrite(sql: string): Promise<boolean> {
+  if (!/\b(?:EXPLAIN|DESC|DESCRIBE)\b/i.test(sql)) return false;
+  const verdict = await classifyStatement('mysql', sql);
+  return verdict.kind === 'read' && verdict.planOnlyWrite === true;
+}
 
 export interface MysqlSession {
   conn: PoolConnection;
   watch: StatementWatch;
   timeoutMs: number;
+  /** A plan-only EXPLAIN of a write in a rolled-back transaction (SessionOptions.rollback). */
+  planOnly: boolean;
   /** Runs after the watch abandoned the connection (a stream ends its iterator here). */
   onAbandon: (() => void) | null;
   ended: Promise<void>;
@@ -53,6 +70,8 @@ export interface MysqlSession {
 
 interface SessionOptions {
   readOnly: boolean;
+  /** A plan-only EXPLAIN of a write: START TRANSACTION (not read-only), always rolled back. */
+  rollback?: boolean;
   timeoutMs: number;
   signal?: StopSignal;
 }
@@ -82,7 +101,7 @@ class MysqlEngine implements Engine {
   }
 
   async execute(opts: ExecuteOptions): Promise<ExecuteResult> {
-    const session = await this.open(opts);
+    const session = await this.open(await this.sessionOptions(opts));
     try {
       // A cancel that came while the session was being opened found no statement to stop:
       // honour it here, before the statement is sent (the send is synchronous from here).
@@ -98,7 +117,7 @@ class MysqlEngine implements Engine {
   }
 
   async stream(opts: StreamOptions): Promise<RowStream> {
-    const session = await this.open(opts);
+    const session = await this.open(await this.sessionOptions(opts));
     try {
       // As in execute(): a cancel during open() must not be lost.
       if (session.watch.reason) throw session.watch.error();
@@ -107,6 +126,14 @@ class MysqlEngine implements Engine {
       await session.end();
       throw this.classify(err, session);
     }
+  }
+
+  /** A read runs in a read-only session, except a plan-only EXPLAIN of a write (isPlanOnlyWrite),
+   * which runs in a rolled-back transaction on whichever login reads use: never the owner's
+   * when the connection has reader credentials (the pool registry picked this engine). */
+  private async sessionOptions(opts: ExecuteOptions | StreamOptions): Promise<SessionOptions> {
+    if (!opts.readOnly || !(await isPlanOnlyWrite(opts.sql))) return opts;
+    return { ...opts, readOnly: false, rollback: true };
   }
 
   /** COM_STMT_PREPARE inside START TRANSACTION READ ONLY: MariaDB refuses even to prepare a
@@ -320,7 +347,7 @@ class MysqlEngine implements Engine {
       }
       const session = this.startSession(conn, opts);
       try {
-        await session.watch.run(this.beginSession(conn, session.timeoutMs, opts.readOnly));
+        await session.watch.run(this.beginSession(conn, session.timeoutMs, opts));
         session.ended.then(releaseSlot, releaseSlot);
         return session;
       } catch (err) {
@@ -355,6 +382,7 @@ class MysqlEngine implements Engine {
           session.onAbandon?.();
         },
       }),
+      planOnly: opts.rollback === true,
       ended: new Promise<void>((resolve) => (finished = resolve)),
       release: () => {
         session.end().catch(() => {});
@@ -370,7 +398,7 @@ class MysqlEngine implements Engine {
         if (!this.sessions.delete(session)) return session.ended;
         await session.watch.finish();
         await pendingKill;
-        await this.release(conn, opts.readOnly, session.watch.abandoned || discarded);
+        await this.release(conn, opts.readOnly || opts.rollback === true, session.watch.abandoned || discarded);
         finished();
       },
     };
@@ -378,7 +406,8 @@ class MysqlEngine implements Engine {
     return session;
   }
 
-  private async beginSession(conn: PoolConnection, timeoutMs: number, readOnly: boolean): Promise<void> {
+  private async beginSession(conn: PoolConnection, timeoutMs: number, opts: SessionOptions): Promise<void> {
+    const { readOnly } = opts;
     if (!this.flavour) {
       const rows = (await query(conn, 'SELECT VERSION()')) as unknown[][];
       this.flavour = /mariadb/i.test(String(rows[0][0])) ? 'mariadb' : 'mysql';
@@ -394,9 +423,13 @@ class MysqlEngine implements Engine {
     if (readOnly) parts.push(mariadb ? 'SESSION tx_read_only = 1' : 'SESSION transaction_read_only = 1');
     await query(conn, `SET ${parts.join(', ')}`);
     if (readOnly) await query(conn, 'START TRANSACTION READ ONLY');
+    // A plan-only EXPLAIN of a write: MariaDB refuses it in a read-only transaction (1792).
+    // The guard decided it only plans; this transaction is rolled back whatever happens
+    // (release), and never committed.
+    else if (opts.rollback) await query(conn, 'START TRANSACTION');
   }
 
-  /** Rolls back a read-only transaction and resets the session (COM_RESET_CONNECTION: user
+  /** Rolls back a read-only (or plan-only) transaction and resets the session (COM_RESET_CONNECTION: user
    * variables, SET SESSION, temporary tables, GET_LOCK locks, prepared statements, open
    * transactions) before the connection is reused; a connection that cannot be reset is
    * destroyed. */
@@ -429,6 +462,9 @@ class MysqlEngine implements Engine {
     if (session.watch.reason) return session.watch.error();
     const errno = errnoOf(err);
     if (errno !== null && STATEMENT_TIMEOUT_ERRNOS.has(errno)) return new QueryTimeoutError(session.timeoutMs);
+    if (errno !== null && session.planOnly && PLAN_PRIVILEGE_ERRNOS.has(errno)) {
+      return new InsufficientPermissionsError({ reason: PLAN_ONLY_WRITE_DENIED_REASON, statementType: 'EXPLAIN', errno });
+    }
     return classifyMysqlError(err);
   }
 

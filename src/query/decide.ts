@@ -7,18 +7,29 @@
 //   engine knows to write is not a read; otherwise the guard's lexical judgement stands (its
 //   function allowlist applied to every `name(` in the text), and the engine's read-only
 //   mode runs it.
-import type { Engine } from '../engines/engine.ts';
+// - MySQL/MariaDB plan-only EXPLAIN of a write (verdict.planOnlyWrite): the server checks the
+//   write's privileges, so where reads log in as a read-only user it is refused here with that
+//   reason (an admin's on a writable connection then runs as a write, on the owner login).
+import type { Engine, ReadAccessLevel } from '../engines/engine.ts';
 import { QueryFailedError } from '../errors.ts';
 import { classifyStatement } from '../sql/guard.ts';
 import { findRefusal, type PostgresCatalog, type Refusal } from '../sql/read-policy.ts';
 import type { Verdict } from '../sql/verdict.ts';
-import { invalidVerdict, notAReadReason, refusedNameVerdict, unparseableVerdict, writeVerdict } from '../sql/verdict-builders.ts';
+import {
+  invalidVerdict,
+  notAReadReason,
+  PLAN_ONLY_WRITE_DENIED_REASON,
+  refusedNameVerdict,
+  unparseableVerdict,
+  writeVerdict,
+} from '../sql/verdict-builders.ts';
 
 const WHAT: Record<Refusal['kind'], string> = { function: 'Function', operator: 'Operator', type: 'Type', relation: 'Relation' };
 
 export async function decideStatement(engine: Engine, sql: string): Promise<Verdict> {
   const verdict = await classifyStatement(engine.name, sql);
   if (verdict.askEngine) return checkStoredFunctions(engine, await askEngine(engine, sql, verdict));
+  if (verdict.planOnlyWrite) return checkPlanLogin(engine, await checkStoredFunctions(engine, verdict));
   if (verdict.calledFunctions !== undefined) return checkStoredFunctions(engine, verdict);
   if (verdict.kind !== 'read' || verdict.references === undefined) return verdict;
   const catalog = await engine.readCatalog?.();
@@ -45,6 +56,33 @@ async function checkStoredFunctions(engine: Engine, verdict: Verdict): Promise<V
   const [name] = await engine.findStoredFunctions(verdict.calledFunctions);
   if (name === undefined) return verdict;
   return refusedNameVerdict(verdict.statementType, 'Function', name, 'is a stored function of this database; not allowed in a read');
+}
+
+/** How long the read login's privilege level is trusted before it is audited again. */
+const PLAN_LOGIN_TTL_MS = 60_000;
+const planLogins = new WeakMap<Engine, { level: Promise<ReadAccessLevel | null>; at: number }>();
+
+/** The read login's privilege level (SHOW GRANTS on a side connection), cached per engine: an
+ * edited record gets a new engine. Null when the audit fails: the engine's own refusal (1142)
+ * then answers at run time. */
+function planLoginLevel(engine: Engine): Promise<ReadAccessLevel | null> {
+  const cached = planLogins.get(engine);
+  if (cached && performance.now() - cached.at < PLAN_LOGIN_TTL_MS) return cached.level;
+  const level = engine.readAccess!().then(
+    (access) => access.level,
+    () => null,
+  );
+  planLogins.set(engine, { level, at: performance.now() });
+  return level;
+}
+
+/** MySQL/MariaDB plan-only EXPLAIN of a write: the server checks the write's privileges, and a
+ * read never falls back to the owner login. A read login that can only read is refused here,
+ * saying why (details.reason); an admin's on a writable connection then runs as a write. */
+async function checkPlanLogin(engine: Engine, verdict: Verdict): Promise<Verdict> {
+  if (verdict.kind !== 'read' || !engine.readAccess) return verdict;
+  if ((await planLoginLevel(engine)) !== 'read_only') return verdict;
+  return { ...writeVerdict(verdict.statementType, PLAN_ONLY_WRITE_DENIED_REASON), details: { reason: PLAN_ONLY_WRITE_DENIED_REASON } };
 }
 
 async function askEngine(engine: Engine, sql: string, verdict: Verdict): Promise<Verdict> {

@@ -24,6 +24,9 @@ export interface CallAllowlist {
   /** SQLite: table-valued functions need no parenthesis (`FROM pragma_optimize` runs ANALYZE):
    * every word with this prefix must be on the list, called or not. */
   tableFunctionPrefix?: string;
+  /** MySQL: a parenthesis after a (possibly quoted or qualified) name that is a column list in
+   * its one place, `INSERT INTO t (a, b)`, not a call. */
+  columnList?: (tokens: readonly Token[], index: number) => boolean;
 }
 
 export interface Token {
@@ -152,6 +155,7 @@ export function scanCalls(text: string, allowlist: CallAllowlist): CallScan {
     // The parenthesis is consumed here so the stack records whose it is.
     open.push(name);
     i++;
+    if (allowlist.columnList?.(tokens, i - 1)) continue;
     if (isPunct(tokens[i - 2], '.')) {
       return refuse(name, `Function ${name}() is schema-qualified: only built-in functions are allowed in a read`);
     }

@@ -26,9 +26,46 @@ const SIMPLE_DESCRIBE = new RegExp(
 
 /** EXPLAIN [ANALYZE | EXTENDED | PARTITIONS | FORMAT=…] and DESCRIBE used as EXPLAIN; the
  * parser reads only a bare `EXPLAIN SELECT`. EXPLAIN ANALYZE executes the statement, which is
- * why the explained statement must itself be a read. */
+ * why the explained statement must itself be a read; without ANALYZE an INSERT/UPDATE/DELETE/
+ * REPLACE is only planned (prefixPlansOnly, node-sql-guard.ts classifyPlannedWrite). */
 const EXPLAIN_PREFIX =
   /^\s*(?:EXPLAIN|DESCRIBE|DESC)(?:\s+(?:ANALYZE|EXTENDED|PARTITIONS|FORMAT\s*=\s*(?:\w+|'0*'|"\w*")))*\s+(?=\(|(?:SELECT|WITH|TABLE|VALUES|INSERT|UPDATE|DELETE|REPLACE)\b)/i;
+
+/** EXPLAIN without ANALYZE only plans. MariaDB's `ANALYZE <stmt>` (never matched by
+ * EXPLAIN_PREFIX) and EXPLAIN ANALYZE run the statement. Comments are blanks by now, and
+ * executable comments (`/*!50000 ANALYZE *\/`) were refused by the lexer, so a word between
+ * EXPLAIN and the statement is visible here whatever the spelling. */
+function prefixPlansOnly(prefix: string): boolean {
+  return !/\bANALY[SZ]E\b/i.test(prefix);
+}
+
+/** Words that may stand between INSERT/REPLACE and the target table. */
+const INSERT_LEAD = new Set(['insert', 'replace', 'into', 'ignore', 'low_priority', 'delayed', 'high_priority']);
+
+/** `INSERT [modifiers] [INTO] [db.]t (a, b)`: the target's column list, not a call. */
+function isInsertColumnList(tokens: readonly Token[], index: number): boolean {
+  let i = index - 1;
+  if (tokens[i]?.kind === 'punct' && tokens[i].value === '.' && (tokens[i - 1]?.kind === 'word' || tokens[i - 1]?.kind === 'quoted')) i -= 2;
+  let sawStatement = false;
+  for (; i >= 0; i--) {
+    const token = tokens[i];
+    if (token.kind !== 'word' || !INSERT_LEAD.has(token.value)) break;
+    if (token.value === 'insert' || token.value === 'replace') {
+      sawStatement = true;
+      break;
+    }
+  }
+  if (!sawStatement) return false;
+  // The statement's own first word: only the EXPLAIN prefix may stand before it.
+  for (let j = i - 1; j >= 0; j--) {
+    const token = tokens[j];
+    if (token.kind === 'word' && /^(?:explain|describe|desc|extended|partitions|format|json|traditional|tree)$/.test(token.value)) continue;
+    if (token.kind === 'punct' && token.value === '=') continue;
+    if (token.kind === 'string') continue;
+    return false;
+  }
+  return true;
+}
 
 const MYSQL_WRITE_KEYWORDS = new Set([
   ...COMMON_WRITE_KEYWORDS,
@@ -74,12 +111,14 @@ const MYSQL_DIALECT: NodeSqlDialect = {
   databases: ['mysql', 'mariadb'],
   sanitize: {},
   explainPrefix: EXPLAIN_PREFIX,
+  prefixPlansOnly,
   calls: {
     engine: 'MySQL/MariaDB',
     functions: MYSQL_FUNCTIONS,
     parenKeywords: MYSQL_PAREN_KEYWORDS,
     quotedCallsAreStored: true,
     contextKeywords: isMysqlContextKeyword,
+    columnList: isInsertColumnList,
   },
   writeKeywords: MYSQL_WRITE_KEYWORDS,
   checkSanitized: findAssignment,

@@ -3,7 +3,7 @@
 // one statement with node-sql-parser. The dialect files add their explicit rules as hooks.
 import type { EngineName } from '../engines/engine.ts';
 import { findWriteWord, scanCalls, type CallAllowlist } from './call-gate.ts';
-import { classifyAst, parseOneStatement, type NodeSqlDatabase } from './node-sql-ast.ts';
+import { classifyAst, findNonReadReason, parseOneStatement, type NodeSqlDatabase } from './node-sql-ast.ts';
 import { findStatementShape, lexSql, sanitizeRange, type SanitizeOptions } from './sql-lexer.ts';
 import type { Verdict } from './verdict.ts';
 import {
@@ -26,6 +26,10 @@ export interface NodeSqlDialect {
   /** An EXPLAIN form that only plans (SQLite's EXPLAIN QUERY PLAN): a read whatever it
    * explains, unless that is refused for everyone. */
   planOnlyExplain?: RegExp;
+  /** MySQL/MariaDB: given the matched EXPLAIN prefix, whether it only plans (no ANALYZE). An
+   * INSERT/UPDATE/DELETE/REPLACE it explains is then a read when every part of it passes a
+   * read's checks (classifyPlannedWrite). */
+  prefixPlansOnly?: (prefix: string) => boolean;
   /** Every `name(` in a read must be one of these (call-gate.ts). */
   calls: CallAllowlist;
   /** Statement keywords that are never reads, recognised even when the parser cannot parse them. */
@@ -68,6 +72,10 @@ function classifyCalled(text: string, keyword: string | undefined, dialect: Node
   if (explained !== null) {
     const inner = classifySanitized(text.slice(explained[0].length), dialect);
     if (inner.kind === 'write' && dialect.planOnlyExplain?.test(text)) return { ...readVerdict('EXPLAIN'), askEngine: inner.askEngine };
+    if (inner.kind === 'write' && dialect.prefixPlansOnly?.(explained[0])) {
+      const planned = classifyPlannedWrite(text.slice(explained[0].length), dialect);
+      if (planned !== undefined) return planned;
+    }
     return explainVerdict(inner);
   }
   // node-sql-parser (a PEG parser) takes ~3 ms per KB: past PARSER_MAX_CHARS the statement
@@ -91,6 +99,24 @@ function classifyCalled(text: string, keyword: string | undefined, dialect: Node
 }
 
 const READ_KEYWORDS = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE']);
+
+/** Statements a plan-only EXPLAIN may explain (MySQL/MariaDB), as node-sql-parser types them. */
+const PLANNED_WRITE_TYPES = new Set(['insert', 'update', 'delete', 'replace']);
+
+/** The statement after a plan-only EXPLAIN prefix, when it is an INSERT/UPDATE/DELETE/REPLACE
+ * whose every part passes a read's checks: the whole text already passed the call gate and the
+ * lexical rules (classifySanitized); here the tree below the statement node is walked as a
+ * read's is (no nested statement, no INTO, no locking clause, no assignment). Undefined (the
+ * caller refuses) when the parser cannot read it or it is another kind of statement. */
+function classifyPlannedWrite(text: string, dialect: NodeSqlDialect): Verdict | undefined {
+  if (text.length > PARSER_MAX_CHARS) return undefined;
+  const ast = parseOneStatement(text, dialect.databases);
+  if (ast === undefined || typeof ast.type !== 'string' || !PLANNED_WRITE_TYPES.has(ast.type)) return undefined;
+  // The statement node itself is the one write allowed; everything under it is judged as a read's.
+  const reason = findNonReadReason({ ...ast, type: undefined });
+  if (reason !== undefined) return writeVerdict('EXPLAIN', `EXPLAIN of ${ast.type.toUpperCase()}: ${reason}`);
+  return { ...readVerdict('EXPLAIN'), planOnlyWrite: true };
+}
 
 /** Longest statement handed to node-sql-parser (see classifyCalled). */
 export const PARSER_MAX_CHARS = 16_384;

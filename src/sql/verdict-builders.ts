@@ -5,6 +5,10 @@ export const MULTIPLE_STATEMENTS_REASON = 'Only one statement per request is all
 export const EMPTY_STATEMENT_REASON = 'No SQL statement to run (empty text or only comments)';
 export const UNPARSEABLE_REASON = 'Statement could not be parsed as a read';
 
+/** MySQL/MariaDB check the explained statement's write privileges for EXPLAIN of a write. */
+export const PLAN_ONLY_WRITE_DENIED_REASON =
+  "MariaDB/MySQL check write privileges for EXPLAIN of a write, and this connection's reads log in as a read-only user";
+
 export function readVerdict(statementType: string): Verdict {
   return { kind: 'read', statementType };
 }

@@ -47,6 +47,10 @@ export interface Verdict {
   /** The JavaScript parser could not read valid-looking text: decide.ts asks the engine
    * itself (SQLite's prepared statement, MySQL's PREPARE inside a read-only transaction). */
   askEngine?: boolean;
+  /** MySQL/MariaDB: a read that is EXPLAIN without ANALYZE of INSERT/UPDATE/DELETE/REPLACE.
+   * The server refuses it inside a read-only transaction (error 1792), so the engine runs it in
+   * an ordinary transaction that is always rolled back (src/engines/mysql.ts). */
+  planOnlyWrite?: boolean;
 }
 
 export type Classifier = (sql: string) => Verdict;

@@ -20,6 +20,15 @@ export interface Connection {
   /** Who reads log in as (reader credentials); null: the connection's user. */
   readUser: string | null;
   readAccess: ReadAccess | null;
+  /** The SSH bastion, without its key or password; hostKey is the pinned SHA256 fingerprint. */
+  ssh?: PublicSsh | null;
+}
+
+interface PublicSsh {
+  host: string;
+  port: number;
+  user: string;
+  hostKey: string;
 }
 
 interface ReadAccess {
@@ -46,6 +55,15 @@ interface FormState {
   readOnly: boolean;
   maxConnections: string;
   createReader: boolean;
+  /** Reach the database through an SSH bastion. */
+  ssh: boolean;
+  sshHost: string;
+  sshPort: string;
+  sshUser: string;
+  sshAuth: 'key' | 'password';
+  sshPrivateKey: string;
+  sshPassword: string;
+  sshHostKey: string;
 }
 
 const EMPTY: FormState = {
@@ -62,6 +80,14 @@ const EMPTY: FormState = {
   readOnly: false,
   maxConnections: '10',
   createReader: false,
+  ssh: false,
+  sshHost: '',
+  sshPort: '22',
+  sshUser: '',
+  sshAuth: 'key',
+  sshPrivateKey: '',
+  sshPassword: '',
+  sshHostKey: '',
 };
 
 function formOf(c: Connection): FormState {
@@ -76,13 +102,30 @@ function formOf(c: Connection): FormState {
     ssl: c.ssl,
     readOnly: c.readOnly,
     maxConnections: String(c.maxConnections),
+    // The bastion as stored: never its key or password (the record has neither).
+    ...(c.ssh ? { ssh: true, sshHost: c.ssh.host, sshPort: String(c.ssh.port), sshUser: c.ssh.user, sshHostKey: c.ssh.hostKey } : {}),
   };
 }
 
+/** The `ssh` part of a request body: the bastion when the section is on (its key or password
+ * only when typed; left blank on an edit, the stored one is kept for the same host, port and
+ * user), null to remove a stored one, nothing otherwise. */
+function sshOf(f: FormState, had: boolean): Record<string, unknown> | null | undefined {
+  if (isSqlite(f)) return undefined;
+  if (!f.ssh) return had ? null : undefined;
+  const ssh: Record<string, unknown> = { host: f.sshHost.trim(), user: f.sshUser.trim(), hostKey: f.sshHostKey.trim() };
+  if (f.sshPort) ssh.port = Number(f.sshPort);
+  if (f.sshAuth === 'key' && f.sshPrivateKey.trim()) ssh.privateKey = f.sshPrivateKey.trim() + '\n';
+  if (f.sshAuth === 'password' && f.sshPassword) ssh.password = f.sshPassword;
+  return ssh;
+}
+
 /** The request body: secrets only when typed (the form never shows a saved one). */
-function bodyOf(f: FormState, editing: boolean): Record<string, unknown> {
+function bodyOf(f: FormState, editing: boolean, hadSsh = false): Record<string, unknown> {
   const common: Record<string, unknown> = { name: f.name.trim(), readOnly: f.readOnly, maxConnections: Number(f.maxConnections) || 10 };
   if (f.createReader && !isSqlite(f)) common.createReader = true;
+  const ssh = sshOf(f, hadSsh);
+  if (ssh !== undefined) common.ssh = ssh;
   if (f.mode === 'url') return { ...common, url: f.url.trim() };
   const body: Record<string, unknown> = { ...common, engine: f.engine, database: f.database.trim() };
   if (f.engine !== 'sqlite') {
@@ -146,7 +189,7 @@ export function ConnectionsPage() {
     setFormError(null);
     try {
       if (editing === 'new') await api.post('/connections', bodyOf(form, false));
-      else if (editing) await api.patch(`/connections/${encodeURIComponent(editing.id)}`, bodyOf(form, true));
+      else if (editing) await api.patch(`/connections/${encodeURIComponent(editing.id)}`, bodyOf(form, true, Boolean(editing.ssh)));
       setEditing(null);
       await load();
     } catch (err) {
@@ -295,6 +338,7 @@ export function ConnectionsPage() {
               )}
             </div>
           )}
+          {!isSqlite(form) && <SshSection key={editing === 'new' ? 'new' : editing.id} form={form} set={set} editing={editing !== 'new'} />}
           {!isSqlite(form) && (
             <label class="check">
               <input type="checkbox" checked={form.createReader} onChange={(e) => set({ createReader: e.currentTarget.checked })} />{' '}
@@ -357,6 +401,11 @@ export function ConnectionsPage() {
                     <td>
                       <code>{describe(c)}</code>
                       {c.ssl && <span class="badge">TLS</span>}
+                      {c.ssh && (
+                        <span class="badge" title={`SSH ${c.ssh.user}@${c.ssh.host}:${c.ssh.port} · host key ${c.ssh.hostKey}`}>
+                          SSH
+                        </span>
+                      )}
                     </td>
                     <td>
                       {c.readOnly ? <span class="badge">read-only</span> : <span class="muted">read/write</span>}
@@ -422,6 +471,87 @@ function ReadAccessWarning({ connections, workspace, isAdmin }: { connections: C
         ))}
       </ul>
     </div>
+  );
+}
+
+/** "SSH tunnel": reach the database through a bastion (docs/security.md, SSH tunnels). Secrets
+ * are write-only: an edit shows the stored host, port, user and pinned host key, never the key
+ * or password. */
+function SshSection({ form, set, editing }: { form: FormState; set: (patch: Partial<FormState>) => void; editing: boolean }) {
+  const keep = editing ? 'Leave blank to keep' : '';
+  // Open at first when a bastion is set; then the summary decides.
+  const [shown, setShown] = useState(form.ssh);
+  return (
+    <details class="ssh-section" open={shown} onToggle={(e) => setShown(e.currentTarget.open)}>
+      <summary>SSH tunnel{form.ssh ? `: ${form.sshUser || '…'}@${form.sshHost || '…'}` : ''}</summary>
+      <label class="check">
+        <input type="checkbox" checked={form.ssh} onChange={(e) => set({ ssh: e.currentTarget.checked })} /> Connect through an SSH bastion
+      </label>
+      {form.ssh && (
+        <div class="grid-form">
+          <label class="field">
+            <span>SSH host</span>
+            <input required autocomplete="off" spellcheck={false} value={form.sshHost} onInput={(e) => set({ sshHost: e.currentTarget.value })} />
+          </label>
+          <label class="field">
+            <span>SSH port</span>
+            <input type="number" min={1} max={65535} value={form.sshPort} onInput={(e) => set({ sshPort: e.currentTarget.value })} />
+          </label>
+          <label class="field">
+            <span>SSH user</span>
+            <input required autocomplete="off" spellcheck={false} value={form.sshUser} onInput={(e) => set({ sshUser: e.currentTarget.value })} />
+          </label>
+          <fieldset class="field segmented">
+            <legend>SSH authentication</legend>
+            <label>
+              <input type="radio" name="ssh-auth" checked={form.sshAuth === 'key'} onChange={() => set({ sshAuth: 'key' })} /> Use a private key
+            </label>
+            <label>
+              <input type="radio" name="ssh-auth" checked={form.sshAuth === 'password'} onChange={() => set({ sshAuth: 'password' })} /> Use a password
+            </label>
+          </fieldset>
+          {form.sshAuth === 'key' ? (
+            <label class="field span-2">
+              <span>SSH private key</span>
+              <textarea
+                rows={4}
+                autocomplete="off"
+                spellcheck={false}
+                required={!editing}
+                placeholder={editing ? 'Leave blank to keep the stored key' : '-----BEGIN OPENSSH PRIVATE KEY-----'}
+                value={form.sshPrivateKey}
+                onInput={(e) => set({ sshPrivateKey: e.currentTarget.value })}
+              />
+              <small class="muted">Unencrypted OpenSSH or PEM key. Write-only: stored encrypted and never shown again.</small>
+            </label>
+          ) : (
+            <label class="field">
+              <span>SSH password</span>
+              <input
+                type="password"
+                autocomplete="new-password"
+                required={!editing}
+                placeholder={keep}
+                value={form.sshPassword}
+                onInput={(e) => set({ sshPassword: e.currentTarget.value })}
+              />
+            </label>
+          )}
+          <label class="field span-2">
+            <span>SSH host key</span>
+            <input
+              required
+              autocomplete="off"
+              spellcheck={false}
+              placeholder="ssh-ed25519 AAAA… · a known_hosts line · SHA256:…"
+              value={form.sshHostKey}
+              onInput={(e) => set({ sshHostKey: e.currentTarget.value })}
+            />
+            <small class="muted">The bastion's key is pinned: a server presenting another key is refused.</small>
+          </label>
+        </div>
+      )}
+    </details>
   );
 }
 
