@@ -10,6 +10,7 @@
 // the request (VmRSS of /proc/<pid>/status sampled every 10 ms; VmHWM would include start-up).
 // Usage:
 //   node --import tsx bench/export.ts [--runs 3] [--rows 1000000] [--pg postgres://postgres@127.0.0.1:5432/test]
+import { cliActor } from '../src/access/audit.ts';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -112,11 +113,11 @@ async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dbq-bench-export-'));
   const env = { DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'warn' };
   const svc = await createServices(loadConfig(env), { logger: createLogger('warn') });
-  await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' });
+  await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' }, cliActor());
   const { secret } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench' });
-  await setWorkspacePlan(svc.db, 'default', 'enterprise');
+  await setWorkspacePlan(svc.db, 'default', 'enterprise', cliActor());
   const ws = await getWorkspace(svc.db, 'default');
-  await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG });
+  await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG }, cliActor());
   await closeServices(svc);
 
   const dbqPort = 19000 + Math.floor(Math.random() * 1000);

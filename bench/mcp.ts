@@ -18,6 +18,7 @@
 // Creates a temp PostgreSQL database of that many tables (three targets: customers, orders,
 // order_items), then prints the size of `tools/list` and of finding and describing the three
 // targets with list_tables + describe_table against search_objects (issue 18 item 3).
+import { cliActor } from '../src/access/audit.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -55,11 +56,11 @@ async function main(): Promise<void> {
   const config = loadConfig({ DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'silent' });
   const svc = await createServices(config);
   // Unlimited plan: the bench measures latency, not the rate limiter.
-  await setWorkspacePlan(svc.db, 'default', 'enterprise');
-  await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' });
+  await setWorkspacePlan(svc.db, 'default', 'enterprise', cliActor());
+  await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' }, cliActor());
   const { secret: key } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench' });
   const ws = await getWorkspace(svc.db, 'default');
-  await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir }, ws.id, { name: 'pg', url: PG_URL });
+  await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir }, ws.id, { name: 'pg', url: PG_URL }, cliActor());
   const app = await buildApp(svc, frontDoors());
   const origin = await app.listen({ port: 0, host: '127.0.0.1' });
   const headers = { authorization: `Bearer ${key}` };
@@ -190,11 +191,11 @@ async function schemaSizesMain(): Promise<void> {
 
     const config = loadConfig({ DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'silent' });
     const svc = await createServices(config);
-    await setWorkspacePlan(svc.db, 'default', 'enterprise');
-    await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' });
+    await setWorkspacePlan(svc.db, 'default', 'enterprise', cliActor());
+    await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' }, cliActor());
     const { secret: key } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench' });
     const ws = await getWorkspace(svc.db, 'default');
-    await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir }, ws.id, { name: 'big', url: dbUrl });
+    await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir }, ws.id, { name: 'big', url: dbUrl }, cliActor());
     const app = await buildApp(svc, frontDoors());
     const origin = await app.listen({ port: 0, host: '127.0.0.1' });
     const client = new Client({ name: 'bench-schema', version: '1' });

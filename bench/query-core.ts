@@ -12,6 +12,7 @@
 //                       then decideStatement: the verdict plus the catalog allowlist check of
 //                       every function, operator, cast and relation (issue 13: ≤ ~5 µs)
 // Usage: node --import tsx bench/query-core.ts [--ops 20000] [--pg postgres://postgres@127.0.0.1:5432/test]
+import { cliActor } from '../src/access/audit.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -65,10 +66,10 @@ async function main(): Promise<void> {
   const raw = new pg.Pool({ connectionString: PG, max: 10, types: TEXT_TYPES });
   const rows: string[] = [];
   try {
-    await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' });
+    await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' }, cliActor());
     const { secret } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench' });
     const ws = await getWorkspace(svc.db, 'default');
-    await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG, maxConnections: 10 });
+    await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG, maxConnections: 10 }, cliActor());
     const principal = await authenticateKey(svc.db, secret);
 
     // Each variant gets its own names: a connection that prepared one set must not be asked

@@ -5,6 +5,7 @@
 //   dbq        — `dbq serve` in a child process, POST /api/query with an admin key
 // 32 concurrent clients, DURATION seconds per case (default 10). Usage:
 //   node --import tsx bench/query-overhead.ts [--seconds 10] [--pg postgres://postgres@127.0.0.1:5432/test]
+import { cliActor } from '../src/access/audit.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,12 +39,12 @@ async function main(): Promise<void> {
   const env = { DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'warn' };
   // Provision dbq's store through core, then serve it from a separate process.
   const svc = await createServices(loadConfig(env), { logger: createLogger('warn') });
-  await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' });
+  await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' }, cliActor());
   const { secret } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench' });
   // Enterprise: no plan limit, so the bench measures the query path, not the limiter.
-  await setWorkspacePlan(svc.db, 'default', 'enterprise');
+  await setWorkspacePlan(svc.db, 'default', 'enterprise', cliActor());
   const ws = await getWorkspace(svc.db, 'default');
-  await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG, maxConnections: POOL });
+  await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG, maxConnections: POOL }, cliActor());
   await closeServices(svc);
 
   const dbqPort = 18000 + Math.floor(Math.random() * 1000);

@@ -1,7 +1,8 @@
 // bench/scale: what a second dbq process and the Redis-backed rate limiter cost or buy.
-//   1. Throughput of POST /api/query `SELECT 1` (PostgreSQL target) with one `dbq serve`
-//      process vs two, both on one fresh PostgreSQL store, same run, same load generator
-//      (32 concurrent clients; with two processes half of them talk to each).
+//   1. Throughput of POST /api/query `SELECT 1` (PostgreSQL target) and the servers' CPU time
+//      per request (/proc/<pid>/stat utime+stime), in one run: one `dbq serve` on a SQLite
+//      store; one on a fresh PostgreSQL store; two on that store behind a round-robin client
+//      (32 concurrent clients, the same load generator throughout).
 //   2. Latency the limiter adds: the same request, one client at a time, on an enterprise
 //      workspace (no limiter) and on a professional one whose limit is raised out of reach
 //      (every request counted in Redis; and again counted in memory only), rotated request by
@@ -10,10 +11,13 @@
 //      idle between calls as it is between HTTP requests.
 // Usage: node --import tsx bench/scale.ts [--seconds 10] [--pg postgres://postgres@127.0.0.1:5432/test]
 //        [--redis redis://127.0.0.1:6379] [--only throughput,latency,consume]
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import { Redis } from 'ioredis';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { cliActor } from '../src/access/audit.ts';
 import { loadConfig } from '../src/config.ts';
 import { createConnection } from '../src/connections/connections.ts';
 import { buildApp } from '../src/http/app.ts';
@@ -38,31 +42,59 @@ const BODY = JSON.stringify({ connectionId: 'pg', sql: 'SELECT 1', maxRows: 10 }
 
 async function provision(svc: Services, slug: string, plan: 'professional' | 'enterprise'): Promise<string> {
   await createWorkspace(svc.db, { slug, plan });
-  await createUser(svc.db, { workspace: slug, email: `bench@${slug}.test`, role: 'admin' });
+  await createUser(svc.db, { workspace: slug, email: `bench@${slug}.test`, role: 'admin' }, cliActor());
   const ws = await getWorkspace(svc.db, slug);
-  await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG, maxConnections: 10 });
+  await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG, maxConnections: 10 }, cliActor());
   return (await createApiKey(svc.db, { workspace: slug, email: `bench@${slug}.test`, name: 'bench' })).secret;
 }
 
 const row = (label: string, r: { rps?: number; p50: number; p99: number; errors?: number; requests?: number }) =>
   `| ${label} | ${r.rps === undefined ? '' : r.rps.toFixed(0)} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${r.requests ?? ''} | ${r.errors ?? ''} |`;
 
-async function throughput(env: Record<string, string>, secret: string): Promise<LoadResult[]> {
-  const dirs = [tempDir(), tempDir()];
-  const procs: DbqProcess[] = await Promise.all(dirs.map((d) => startDbq({ ...env, DBQ_DATA_DIR: d })));
+/** utime + stime of a process so far, in µs (/proc/<pid>/stat, fields 14 and 15). */
+function cpuMicros(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
+}
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
+
+interface Throughput extends LoadResult {
+  cpuPerRequest: number;
+}
+
+/** Runs the load against `procs` round-robin, and the servers' CPU time per answered request. */
+async function measure(label: string, procs: DbqProcess[], secret: string): Promise<Throughput> {
   const url = (p: DbqProcess) => `${p.url}/w/scale/api/query`;
   const auth = { authorization: `Bearer ${secret}` };
+  for (const p of procs) await runLoad('warm', CONCURRENCY, 2, () => postJson(url(p), BODY, auth));
+  const cpu0 = procs.map((p) => cpuMicros(p.child.pid!));
+  let next = 0;
+  const r = await runLoad(label, CONCURRENCY, SECONDS, () => postJson(url(procs[next++ % procs.length]), BODY, auth));
+  const cpu = procs.reduce((sum, p, i) => sum + cpuMicros(p.child.pid!) - cpu0[i], 0);
+  return { ...r, cpuPerRequest: cpu / Math.max(1, r.requests - r.errors) };
+}
+
+/** The same load on: the SQLite store, one process; the PostgreSQL store, one process; the
+ * PostgreSQL store, two processes behind a round-robin client. */
+async function throughput(env: Record<string, string>, secret: string, sqliteEnv: Record<string, string>, sqliteSecret: string): Promise<Throughput[]> {
+  const out: Throughput[] = [];
+  const sqlite = await startDbq(sqliteEnv);
   try {
-    await runLoad('warm', CONCURRENCY, 2, () => postJson(url(procs[0]), BODY, auth));
-    await runLoad('warm', CONCURRENCY, 2, () => postJson(url(procs[1]), BODY, auth));
-    const one = await runLoad('1 process', CONCURRENCY, SECONDS, () => postJson(url(procs[0]), BODY, auth));
-    let next = 0;
-    const two = await runLoad('2 processes', CONCURRENCY, SECONDS, () => postJson(url(procs[next++ % 2]), BODY, auth));
-    return [one, two];
+    out.push(await measure('SQLite store, 1 process', [sqlite], sqliteSecret));
+  } finally {
+    await sqlite.stop();
+  }
+  const dirs = [tempDir(), tempDir()];
+  const procs: DbqProcess[] = await Promise.all(dirs.map((d) => startDbq({ ...env, DBQ_DATA_DIR: d })));
+  try {
+    out.push(await measure('PostgreSQL store, 1 process', [procs[0]], secret));
+    out.push(await measure('PostgreSQL store, 2 processes (round-robin)', procs, secret));
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
     for (const d of dirs) removeDir(d);
   }
+  return out;
 }
 
 async function limiterOverHttp(env: Record<string, string>, entSecret: string, proSecret: string): Promise<LoadResult[]> {
@@ -183,15 +215,37 @@ async function main(): Promise<void> {
       `scale: ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)} at start; PostgreSQL store ${store.url.replace(/\/\/[^@]*@/, '//')}, target ${PG.replace(/\/\/[^@]*@/, '//')}, Redis ${REDIS}`,
     ];
     if (ONLY.has('throughput')) {
-      const scale = await throughput(env, entSecret);
+      // The SQLite store: its own data dir (the store file lives there), same secret key.
+      const sqliteDir = tempDir();
+      const sqliteEnv: Record<string, string> = { ...env, DBQ_DATA_DIR: sqliteDir };
+      delete sqliteEnv.DBQ_STORE_URL;
+      delete sqliteEnv.DBQ_REDIS_URL;
+      let sqliteSecret: string;
+      const lite = await createServices(loadConfig(sqliteEnv), { logger: createLogger('warn') });
+      try {
+        sqliteSecret = await provision(lite, 'scale', 'enterprise');
+      } finally {
+        await closeServices(lite);
+      }
+      // Neither the SQLite case nor the PostgreSQL cases count in Redis (enterprise workspace).
+      let scale: Throughput[];
+      try {
+        scale = await throughput(env, entSecret, sqliteEnv, sqliteSecret);
+      } finally {
+        removeDir(sqliteDir);
+      }
+      const [lite1, pg1, pg2] = scale;
       lines.push(
         '',
-        `Throughput, POST /api/query SELECT 1, ${CONCURRENCY} concurrent clients, ${SECONDS} s each (enterprise workspace):`,
+        `Throughput, POST /api/query SELECT 1 on a PostgreSQL connection, ${CONCURRENCY} concurrent clients, ${SECONDS} s each (enterprise workspace):`,
         '',
-        '| case | req/s | p50 ms | p99 ms | requests | errors |',
-        '|---|---:|---:|---:|---:|---:|',
-        ...scale.map((r) => row(r.label, r)),
-        `| 2 vs 1 | ${(scale[1].rps / scale[0].rps).toFixed(2)}x | | | | |`,
+        '| case | req/s | server CPU µs/request | p50 ms | p99 ms | requests | errors |',
+        '|---|---:|---:|---:|---:|---:|---:|',
+        ...scale.map((r) => `| ${r.label} | ${r.rps.toFixed(0)} | ${r.cpuPerRequest.toFixed(0)} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${r.requests} | ${r.errors} |`),
+        `| PostgreSQL 1 process vs SQLite 1 process | ${(pg1.rps / lite1.rps).toFixed(2)}x | ${(pg1.cpuPerRequest / lite1.cpuPerRequest).toFixed(2)}x | | | | |`,
+        `| PostgreSQL 2 processes vs 1 | ${(pg2.rps / pg1.rps).toFixed(2)}x | | | | | |`,
+        '',
+        'Target: one process on the PostgreSQL store >= 0.85x one process on the SQLite store.',
       );
     }
     if (ONLY.has('latency')) {

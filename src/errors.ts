@@ -68,6 +68,13 @@ export class ConnectionNotFoundError extends DbqError {
   }
 }
 
+/** A curated tool that does not exist, was deleted, or is on a connection the caller may not use. */
+export class ToolNotFoundError extends DbqError {
+  constructor() {
+    super('tool_not_found', 404, 'Tool not found');
+  }
+}
+
 export class QueryNotFoundError extends DbqError {
   constructor() {
     super('query_not_found', 404, 'Query not found');
@@ -198,6 +205,7 @@ export const ERROR_CLASSES = [
   MethodNotAllowedError,
   WorkspaceNotFoundError,
   ConnectionNotFoundError,
+  ToolNotFoundError,
   QueryNotFoundError,
   ConflictError,
   PayloadTooLargeError,

@@ -49,7 +49,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const tightened = tightenDataDir(config.dataDir);
   if (tightened.paths.length || tightened.failed.length) logger.warn(tightened, 'data dir permissions: group and other access removed');
   createPrivateDir(config.sqliteDir);
-  const store = await openStore({ dataDir: config.dataDir, storeUrl: config.storeUrl });
+  const store = await openStore({ dataDir: config.dataDir, storeUrl: config.storeUrl, logger });
   await ensureDefaultWorkspace(store.db, config.defaultPlan);
   await upgradeSqliteDir(store.db, config.sqliteDir, logger);
   const secretBox = createSecretBox(loadSecretKey(config.secretKey, config.dataDir));

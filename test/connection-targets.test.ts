@@ -2,6 +2,7 @@
 // connection test answers differently for a closed port, an open one and one that speaks
 // another protocol, so an admin key could map the server's network; with the setting, a host
 // outside the list is refused before anything is dialled, with one answer whatever is there.
+import { cliActor } from '../src/access/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { createConnection } from '../src/connections/connections.ts';
@@ -115,8 +116,8 @@ describe('a server confined to targets where nothing listens', () => {
   it('refuses a stored connection outside the list when it is opened, tested or changed', async () => {
     // Stored before the setting was there (or by a store shared with another deployment).
     const ws = await getWorkspace(h.svc.db, 'default');
-    await createConnection({ db: h.svc.db, secretBox: h.svc.secretBox, sqliteDir: h.config.sqliteDir }, ws.id, { name: 'old-pg', url: PG_URL });
-    await createConnection({ db: h.svc.db, secretBox: h.svc.secretBox, sqliteDir: h.config.sqliteDir }, ws.id, { name: 'old-my', url: MYSQL_URL });
+    await createConnection({ db: h.svc.db, secretBox: h.svc.secretBox, sqliteDir: h.config.sqliteDir }, ws.id, { name: 'old-pg', url: PG_URL }, cliActor());
+    await createConnection({ db: h.svc.db, secretBox: h.svc.secretBox, sqliteDir: h.config.sqliteDir }, ws.id, { name: 'old-my', url: MYSQL_URL }, cliActor());
     for (const name of ['old-pg', 'old-my']) {
       const query = await h.call('POST', '/api/query', h.adminKey, { connectionId: name, sql: 'SELECT 1' });
       expect(query.status, JSON.stringify(query.body)).toBe(403);

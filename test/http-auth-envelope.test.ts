@@ -1,5 +1,6 @@
 // Authentication, the envelope, workspace addressing and isolation, and the operational
 // endpoints, through the real Fastify app (inject) on a real store.
+import { cliActor } from '../src/access/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, revokeApiKey, listApiKeys } from '../src/workspaces/api-keys.ts';
 import { createUser, setUserDisabled, setUserRole } from '../src/workspaces/users.ts';
@@ -27,9 +28,9 @@ describe('authentication', () => {
   it('answers every kind of bad key with the same 401 envelope', async () => {
     const { apiKey, secret: revoked } = await createApiKey(h.svc.db, { workspace: 'default', email: 'admin@acme.test', name: 'to-revoke' });
     await revokeApiKey(h.svc.db, 'default', apiKey.id);
-    await createUser(h.svc.db, { workspace: 'default', email: 'gone@acme.test', role: 'admin' });
+    await createUser(h.svc.db, { workspace: 'default', email: 'gone@acme.test', role: 'admin' }, cliActor());
     const { secret: disabledUsersKey } = await createApiKey(h.svc.db, { workspace: 'default', email: 'gone@acme.test', name: 'x' });
-    await setUserDisabled(h.svc.db, 'default', 'gone@acme.test', true);
+    await setUserDisabled(h.svc.db, 'default', 'gone@acme.test', true, cliActor());
     const flipped = h.adminKey.slice(0, 10) + (h.adminKey[10] === 'a' ? 'b' : 'a') + h.adminKey.slice(11);
     const cases: [string, Record<string, string>][] = [
       ['missing', {}],
@@ -54,11 +55,11 @@ describe('authentication', () => {
   });
 
   it('applies a role change to existing keys at the next request', async () => {
-    await createUser(h.svc.db, { workspace: 'default', email: 'flip@acme.test', role: 'admin' });
+    await createUser(h.svc.db, { workspace: 'default', email: 'flip@acme.test', role: 'admin' }, cliActor());
     const { secret } = await createApiKey(h.svc.db, { workspace: 'default', email: 'flip@acme.test', name: 'flip' });
     const body = { name: 'flip-conn', engine: 'sqlite', database: 'flip.db' };
     expect((await h.call('POST', '/api/connections', secret, body)).status).toBe(201);
-    await setUserRole(h.svc.db, 'default', 'flip@acme.test', 'read_only');
+    await setUserRole(h.svc.db, 'default', 'flip@acme.test', 'read_only', cliActor());
     const res = await h.call('POST', '/api/connections', secret, { ...body, name: 'flip-conn-2' });
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ success: false, error: 'Insufficient permissions', code: 'insufficient_permissions' });

@@ -1,6 +1,7 @@
 // Key and connection look-ups are memoised on the SQLite store for speed. The cache must never
 // serve a stale answer: not after our own writes, and not after another process (a second
 // SQLite connection standing in for the CLI) commits a change.
+import { cliActor } from '../src/access/audit.ts';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +19,7 @@ beforeAll(async () => {
   dir = tempDir();
   store = await openStore({ dataDir: dir, storeUrl: null });
   await ensureDefaultWorkspace(store.db);
-  await createUser(store.db, { workspace: 'default', email: 'a@b.test', role: 'admin' });
+  await createUser(store.db, { workspace: 'default', email: 'a@b.test', role: 'admin' }, cliActor());
 });
 afterAll(async () => {
   await store.close();

@@ -4,6 +4,7 @@
 // would; B checks each message as A would, counts it, relays it to A through Redis and answers
 // with A's reply (SSE: the answer arrives on A's stream). Misuse is refused at B, a revoked
 // key closes the session on A, and once A is gone B answers 404 for its sessions.
+import { cliActor } from '../src/access/audit.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -38,9 +39,9 @@ beforeAll(async () => {
   svc = await createServices(loadConfig({ ...env, DBQ_REDIS_URL: undefined }), { logger: createLogger('silent') });
   await createWorkspace(svc.db, { slug: 'acme', plan: 'professional' });
   await createWorkspace(svc.db, { slug: 'rival', plan: 'professional' });
-  await createUser(svc.db, { workspace: 'acme', email: 'ana@acme.test', role: 'admin' });
-  await createUser(svc.db, { workspace: 'acme', email: 'leo@acme.test', role: 'read_only' });
-  await createUser(svc.db, { workspace: 'rival', email: 'rita@rival.test', role: 'admin' });
+  await createUser(svc.db, { workspace: 'acme', email: 'ana@acme.test', role: 'admin' }, cliActor());
+  await createUser(svc.db, { workspace: 'acme', email: 'leo@acme.test', role: 'read_only' }, cliActor());
+  await createUser(svc.db, { workspace: 'rival', email: 'rita@rival.test', role: 'admin' }, cliActor());
   for (const [name, workspace, email] of [
     ['main', 'acme', 'ana@acme.test'],
     ['second', 'acme', 'ana@acme.test'],

@@ -1,6 +1,7 @@
 // The key is checked again on every message, not once per session: revoking it, disabling its
 // user or demoting the user changes what an already open session may do at its very next
 // call, on both transports — and a dead key's session is closed.
+import { cliActor } from '../src/access/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../src/workspaces/api-keys.ts';
 import { setUserDisabled, setUserRole } from '../src/workspaces/users.ts';
@@ -32,7 +33,7 @@ describe.each(TRANSPORTS)('over %s', (transport) => {
     const key = await m.freshKey('admin');
     const client = await m.connect(transport, key.secret);
     dataOf(await client.callTool(select));
-    await setUserDisabled(m.h.svc.db, 'default', key.email, true);
+    await setUserDisabled(m.h.svc.db, 'default', key.email, true, cliActor());
     await expect(client.callTool(select)).rejects.toThrow(/401|Invalid or missing API key/);
   });
 
@@ -41,7 +42,7 @@ describe.each(TRANSPORTS)('over %s', (transport) => {
     const client = await m.connect(transport, key.secret);
     const update = { name: 'execute_query', arguments: { connectionId: 'lite', sql: "UPDATE items SET price = price WHERE name = 'pear'" } };
     expect(dataOf(await client.callTool(update)).affectedRows).toBe(1);
-    await setUserRole(m.h.svc.db, 'default', key.email, 'read_only');
+    await setUserRole(m.h.svc.db, 'default', key.email, 'read_only', cliActor());
     const res = await client.callTool(update);
     expect(res.isError).toBe(true);
     expect(textOf(res)).toMatch(/^Insufficient permissions/);

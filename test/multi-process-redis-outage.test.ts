@@ -2,6 +2,7 @@
 // must not stop dbq: both keep serving, each enforces the limits on its own (per process)
 // and logs one warning; when Redis is back they share one count again. The test runs its own
 // redis-server on a free port and kills it, so the machine's Redis is never disturbed.
+import { cliActor } from '../src/access/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
@@ -29,7 +30,7 @@ beforeAll(async () => {
   try {
     for (const slug of ['before', 'during', 'after']) {
       await createWorkspace(svc.db, { slug, plan: 'free' });
-      await createUser(svc.db, { workspace: slug, email: `admin@${slug}.test`, role: 'admin' });
+      await createUser(svc.db, { workspace: slug, email: `admin@${slug}.test`, role: 'admin' }, cliActor());
       keys[slug] = (await createApiKey(svc.db, { workspace: slug, email: `admin@${slug}.test`, name: 'k' })).secret;
     }
   } finally {

@@ -2,9 +2,11 @@
 // production layout in miniature: they share one rate-limit budget per workspace, apply a plan
 // change made with the CLI at the next request, share the per-address budget of failed
 // authentications, see each other's connections and history at once, and refuse a revoked key
-// or a disabled user's key within a second (authentication reads the store on every request).
+// or a disabled user's key within a second (look-ups are cached per process and dropped on the
+// store's change notifications: test/store-change-notify.test.ts).
 // Requests come from 127.0.0.1 with DBQ_TRUST_PROXY=loopback, so each test names its own
 // client address in X-Forwarded-For and the failed-authentication budgets stay apart.
+import { cliActor } from '../src/access/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
@@ -39,11 +41,11 @@ beforeAll(async () => {
   try {
     for (const [slug, plan] of WORKSPACES) {
       await createWorkspace(svc.db, { slug, plan });
-      await createUser(svc.db, { workspace: slug, email: `admin@${slug}.test`, role: 'admin' });
+      await createUser(svc.db, { workspace: slug, email: `admin@${slug}.test`, role: 'admin' }, cliActor());
       const { apiKey, secret } = await createApiKey(svc.db, { workspace: slug, email: `admin@${slug}.test`, name: 'admin' });
       keys[slug] = { id: apiKey.id, secret };
     }
-    await createUser(svc.db, { workspace: 'revocation', email: 'leaver@revocation.test', role: 'read_only' });
+    await createUser(svc.db, { workspace: 'revocation', email: 'leaver@revocation.test', role: 'read_only' }, cliActor());
     const { apiKey, secret } = await createApiKey(svc.db, { workspace: 'revocation', email: 'leaver@revocation.test', name: 'leaver' });
     keys.leaver = { id: apiKey.id, secret };
   } finally {

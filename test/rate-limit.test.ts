@@ -3,6 +3,7 @@
 // through the real /api, plan changes applying at the next request, and the per-address
 // limiter on failed authentications (X-Forwarded-For only from a trusted proxy).
 // Several processes sharing one budget: test/multi-process*.test.ts.
+import { cliActor } from '../src/access/audit.ts';
 import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
@@ -241,10 +242,10 @@ describe('plan limits through /api', () => {
   beforeAll(async () => {
     h = await createHarness();
     await createWorkspace(h.svc.db, { slug: 'freews', plan: 'free' });
-    await createUser(h.svc.db, { workspace: 'freews', email: 'a@free.test', role: 'admin' });
+    await createUser(h.svc.db, { workspace: 'freews', email: 'a@free.test', role: 'admin' }, cliActor());
     freeKey = (await createApiKey(h.svc.db, { workspace: 'freews', email: 'a@free.test', name: 'k' })).secret;
     await createWorkspace(h.svc.db, { slug: 'prows', plan: 'professional' });
-    await createUser(h.svc.db, { workspace: 'prows', email: 'a@pro.test', role: 'admin' });
+    await createUser(h.svc.db, { workspace: 'prows', email: 'a@pro.test', role: 'admin' }, cliActor());
     proKey = (await createApiKey(h.svc.db, { workspace: 'prows', email: 'a@pro.test', name: 'k' })).secret;
   });
   afterAll(() => h.close());
@@ -293,7 +294,7 @@ describe('plan limits through /api', () => {
   // refused request must still run nothing, record nothing, and answer 429 before any 404.
   it('refuses a query past the limit before it runs or is recorded: sync, async, unknown connection', async () => {
     await createWorkspace(h.svc.db, { slug: 'tightws', plan: 'free' });
-    await createUser(h.svc.db, { workspace: 'tightws', email: 'a@tight.test', role: 'admin' });
+    await createUser(h.svc.db, { workspace: 'tightws', email: 'a@tight.test', role: 'admin' }, cliActor());
     const key = (await createApiKey(h.svc.db, { workspace: 'tightws', email: 'a@tight.test', name: 'k' })).secret;
     const database = `tight-${process.pid}.db`;
     const setup = new Database(path.join(workspaceSqliteDir(h, 'tightws'), database));
@@ -327,7 +328,7 @@ describe('plan limits through /api', () => {
   // body that fails first must not turn a refused request into a 400 or 413.
   it('answers 429, not 400 or 413, to a request past the limit whose body also fails', async () => {
     await createWorkspace(h.svc.db, { slug: 'spentws', plan: 'free' });
-    await createUser(h.svc.db, { workspace: 'spentws', email: 'a@spent.test', role: 'admin' });
+    await createUser(h.svc.db, { workspace: 'spentws', email: 'a@spent.test', role: 'admin' }, cliActor());
     const key = (await createApiKey(h.svc.db, { workspace: 'spentws', email: 'a@spent.test', name: 'k' })).secret;
     for (let i = 1; i <= 60; i++) expect((await h.call('GET', '/w/spentws/api/connections', key)).status).toBe(200);
     const bad = [
@@ -354,15 +355,15 @@ describe('plan limits through /api', () => {
 
   it('applies a plan change at the next request', async () => {
     expect((await h.call('GET', '/w/freews/api/connections', freeKey)).status).toBe(429);
-    await setWorkspacePlan(h.svc.db, 'freews', 'professional');
+    await setWorkspacePlan(h.svc.db, 'freews', 'professional', cliActor());
     const res = await h.call('GET', '/w/freews/api/connections', freeKey);
     expect(res.status).toBe(200);
     expect(res.headers['ratelimit-limit']).toBe('300');
     // 60 admitted before the change, this one makes 61.
     expect(res.headers['ratelimit-remaining']).toBe('239');
-    await setWorkspacePlan(h.svc.db, 'freews', 'enterprise');
+    await setWorkspacePlan(h.svc.db, 'freews', 'enterprise', cliActor());
     expect((await h.call('GET', '/w/freews/api/connections', freeKey)).headers['ratelimit-limit']).toBeUndefined();
-    await setWorkspacePlan(h.svc.db, 'freews', 'free');
+    await setWorkspacePlan(h.svc.db, 'freews', 'free', cliActor());
     expect((await h.call('GET', '/w/freews/api/connections', freeKey)).status).toBe(429);
   });
 
@@ -445,7 +446,7 @@ describe('limits in the machine\'s Redis', () => {
   beforeAll(async () => {
     h = await createHarness({ DBQ_REDIS_URL: MACHINE_REDIS_URL, DBQ_REDIS_KEY_PREFIX: redisPrefix });
     await createWorkspace(h.svc.db, { slug: 'redisws', plan: 'free' });
-    await createUser(h.svc.db, { workspace: 'redisws', email: 'a@r.test', role: 'admin' });
+    await createUser(h.svc.db, { workspace: 'redisws', email: 'a@r.test', role: 'admin' }, cliActor());
     key = (await createApiKey(h.svc.db, { workspace: 'redisws', email: 'a@r.test', name: 'k' })).secret;
   });
   afterAll(() => h.close());

@@ -1,6 +1,7 @@
 // Messages that misled ("A newcomer's first hour"): a `__proto__` key was reported as
 // "Invalid JSON body", connectionId and url together as "Invalid input", `?limit=abc` as
 // "received NaN"; a NUL character in a connection URL was saved. Each now names the field.
+import { cliActor } from '../src/access/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addConnection } from '../src/connections/save-connection.ts';
 import { InvalidRequestError } from '../src/errors.ts';
@@ -92,7 +93,7 @@ describe('NUL characters in connection fields', () => {
     expect(res.body.details.field).toBe('url');
     const ws = (await h.svc.db.selectFrom('workspaces').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow()).id;
     for (const url of [`${PG_URL}\u0000`, PG_URL.replace('/test', '/te%00st')]) {
-      const err = await addConnection(h.svc, ws, { name: 'cli-nul', url }).catch((e: unknown) => e);
+      const err = await addConnection(h.svc, ws, { name: 'cli-nul', url }, cliActor()).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InvalidRequestError);
       expect((err as InvalidRequestError).details).toEqual({ field: 'url' });
     }

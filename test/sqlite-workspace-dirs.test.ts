@@ -2,6 +2,7 @@
 // DBQ_SQLITE_DIR/<workspace slug>/ only. Before, every workspace shared DBQ_SQLITE_DIR, so an
 // admin of workspace `other` could add {"url":"sqlite:shop.db"} and read and write `default`'s
 // file, and the create/test answers told which file names existed.
+import { cliActor } from '../src/access/audit.ts';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -169,7 +170,7 @@ describe('upgrading: connections made when DBQ_SQLITE_DIR was shared', () => {
         .insertInto('connections')
         .values({
           id: `conn_legacy_${name}_${workspaceId}`,
-          workspace_id: workspaceId, name, engine: 'sqlite', host: null, port: null, database, username: null,
+          workspace_id: workspaceId, name, engine: 'sqlite', grants_everyone: 1, host: null, port: null, database, username: null,
           ssl: 0, read_only: 0, max_connections: 10, secret: null, read_username: null, read_access: null,
           created_at: at, updated_at: at,
         })
@@ -184,7 +185,7 @@ describe('upgrading: connections made when DBQ_SQLITE_DIR was shared', () => {
     await store.close();
 
     old = await createHarness({ DBQ_DATA_DIR: dataDir });
-    await createUser(old.svc.db, { workspace: 'acme', email: 'a@acme.test', role: 'admin' });
+    await createUser(old.svc.db, { workspace: 'acme', email: 'a@acme.test', role: 'admin' }, cliActor());
     acmeKey = (await createApiKey(old.svc.db, { workspace: 'acme', email: 'a@acme.test', name: 'k' })).secret;
   });
   afterAll(async () => {

@@ -1,5 +1,6 @@
 // The metadata store suite, run against both backends: SQLite (the default) and a fresh
 // PostgreSQL database. Same code path (Kysely), same assertions.
+import { cliActor } from '../src/access/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createConnection, fieldsOf, getConnectionRow, updateConnection } from '../src/connections/connections.ts';
@@ -31,7 +32,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       }
       await ensureDefaultWorkspace(store.db);
       await createWorkspace(store.db, { slug: 'acme', plan: 'professional' });
-      await createUser(store.db, { workspace: 'acme', email: 'Ana@Acme.test', role: 'admin', password: 'a long password' });
+      await createUser(store.db, { workspace: 'acme', email: 'Ana@Acme.test', role: 'admin', password: 'a long password' }, cliActor());
     });
     afterAll(async () => {
       await store.close();
@@ -47,9 +48,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     it('refuses duplicate workspaces and users, and bad slugs, plans and roles', async () => {
       await expect(createWorkspace(store.db, { slug: 'acme' })).rejects.toThrow(/already exists/);
       await expect(createWorkspace(store.db, { slug: 'Bad Slug!' })).rejects.toThrow(/slug/);
-      await expect(setWorkspacePlan(store.db, 'acme', 'gold')).rejects.toThrow(/plan/);
-      await expect(createUser(store.db, { workspace: 'acme', email: 'ana@acme.test', role: 'admin' })).rejects.toThrow(/already exists/);
-      await expect(createUser(store.db, { workspace: 'acme', email: 'x@acme.test', role: 'owner' })).rejects.toThrow(/role/);
+      await expect(setWorkspacePlan(store.db, 'acme', 'gold', cliActor())).rejects.toThrow(/plan/);
+      await expect(createUser(store.db, { workspace: 'acme', email: 'ana@acme.test', role: 'admin' }, cliActor())).rejects.toThrow(/already exists/);
+      await expect(createUser(store.db, { workspace: 'acme', email: 'x@acme.test', role: 'owner' }, cliActor())).rejects.toThrow(/role/);
     });
 
     it('stores passwords as scrypt hashes only', async () => {
@@ -81,13 +82,13 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await expect(authenticateKey(store.db, 'dbq_short')).rejects.toBeInstanceOf(InvalidApiKeyError);
       await expect(authenticateKey(store.db, null)).rejects.toBeInstanceOf(InvalidApiKeyError);
 
-      await setUserRole(store.db, 'acme', 'ana@acme.test', 'read_only');
+      await setUserRole(store.db, 'acme', 'ana@acme.test', 'read_only', cliActor());
       expect((await authenticateKey(store.db, secret)).user.role).toBe('read_only');
-      await setUserRole(store.db, 'acme', 'ana@acme.test', 'admin');
+      await setUserRole(store.db, 'acme', 'ana@acme.test', 'admin', cliActor());
 
-      await setUserDisabled(store.db, 'acme', 'ana@acme.test', true);
+      await setUserDisabled(store.db, 'acme', 'ana@acme.test', true, cliActor());
       await expect(authenticateKey(store.db, secret)).rejects.toBeInstanceOf(InvalidApiKeyError);
-      await setUserDisabled(store.db, 'acme', 'ana@acme.test', false);
+      await setUserDisabled(store.db, 'acme', 'ana@acme.test', false, cliActor());
       await authenticateKey(store.db, secret);
 
       await revokeApiKey(store.db, 'acme', apiKey.id);
@@ -96,15 +97,15 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('plan changes are visible to the next authentication', async () => {
       const { secret } = await createApiKey(store.db, { workspace: 'acme', email: 'ana@acme.test', name: 'plan' });
-      await setWorkspacePlan(store.db, 'acme', 'enterprise');
+      await setWorkspacePlan(store.db, 'acme', 'enterprise', cliActor());
       expect((await authenticateKey(store.db, secret)).workspace.plan).toBe('enterprise');
-      await setWorkspacePlan(store.db, 'acme', 'professional');
+      await setWorkspacePlan(store.db, 'acme', 'professional', cliActor());
     });
 
     it('seals connection passwords (AES-256-GCM, bound to the record id)', async () => {
       const ws = await getWorkspace(store.db, 'acme');
       const deps = { db: store.db, secretBox, sqliteDir: tempDir() };
-      const rec = await createConnection(deps, ws.id, { name: 'wh', url: 'postgres://analyst:s3cret-pw@db.internal:5432/sales?sslmode=require' });
+      const rec = await createConnection(deps, ws.id, { name: 'wh', url: 'postgres://analyst:s3cret-pw@db.internal:5432/sales?sslmode=require' }, cliActor());
       expect(rec).toMatchObject({ engine: 'postgres', host: 'db.internal', port: 5432, database: 'sales', user: 'analyst', ssl: true, readOnly: false });
       expect(JSON.stringify(rec)).not.toContain('s3cret-pw');
       const row = await getConnectionRow(store.db, ws.id, 'wh');
@@ -113,8 +114,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(fieldsOf(row, secretBox).password).toBe('s3cret-pw');
       // A sealed secret moved to another record does not open.
       expect(() => secretBox.open(row.secret!, 'conn_other')).toThrow();
-      await expect(createConnection(deps, ws.id, { name: 'wh', url: 'postgres://h/db' })).rejects.toThrow(/already exists/);
-      const patched = await updateConnection(deps, ws.id, 'wh', { readOnly: true });
+      await expect(createConnection(deps, ws.id, { name: 'wh', url: 'postgres://h/db' }, cliActor())).rejects.toThrow(/already exists/);
+      const patched = await updateConnection(deps, ws.id, 'wh', { readOnly: true }, cliActor());
       expect(patched.readOnly).toBe(true);
       expect(patched.updatedAt > rec.updatedAt).toBe(true);
       expect(fieldsOf(await getConnectionRow(store.db, ws.id, rec.id), secretBox).password).toBe('s3cret-pw');

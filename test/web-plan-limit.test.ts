@@ -3,6 +3,7 @@
 // requests spent over REST, console queries still answered 200. Now they take from the same
 // count and answer past it with the API's 429 envelope and headers; and what the console
 // spends, REST and MCP no longer have.
+import { cliActor } from '../src/access/audit.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,8 +45,8 @@ beforeAll(async () => {
     const res = await h.call('POST', `${prefix}/api/connections`, key, { name: 'lite', engine: 'sqlite', database: 'limit.db' });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
   }
-  await setWorkspacePlan(h.svc.db, 'default', 'free');
-  await setWorkspacePlan(h.svc.db, 'other', 'free');
+  await setWorkspacePlan(h.svc.db, 'default', 'free', cliActor());
+  await setWorkspacePlan(h.svc.db, 'other', 'free', cliActor());
 });
 afterAll(async () => {
   await h?.close();

@@ -1,6 +1,7 @@
 // Web app sessions through inject(): the cookie's flags, hashed storage, CSRF refusals, the
 // per-request user check (a disabled user's session dies), admin-only endpoints, the sign-in
 // rate limit and the one-time setup token. The browser-level flows are in web-browser.test.ts.
+import { cliActor } from '../src/access/audit.ts';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureSample } from '../src/cli/serve.ts';
@@ -142,7 +143,7 @@ describe('sign-in', () => {
 
   it('rate limits failed sign-ins per address and email, even when the password is then right', async () => {
     const who = { email: 'limited@acme.test', password: 'the right one' };
-    await createUser(h.svc.db, { workspace: 'default', role: 'read_only', ...who });
+    await createUser(h.svc.db, { workspace: 'default', role: 'read_only', ...who }, cliActor());
     const remoteAddress = '10.1.1.1';
     for (let i = 0; i < 5; i++) {
       expect((await req('POST', '/ui/api/login', { body: { email: 'LIMITED@acme.test', password: `bad ${i}` }, remoteAddress })).status).toBe(401);
@@ -188,11 +189,11 @@ describe('per-request user check', () => {
   it("kills a disabled user's session, and re-enabling does not revive it", async () => {
     const { cookie } = await signIn(READER);
     expect((await req('GET', '/ui/api/keys', { cookie })).status).toBe(200);
-    await setUserDisabled(h.svc.db, 'default', READER.email, true); // as the CLI would
+    await setUserDisabled(h.svc.db, 'default', READER.email, true, cliActor()); // as the CLI would
     const after = await req('GET', '/ui/api/keys', { cookie });
     expect(after.status).toBe(401);
     expect(after.body.code).toBe('sign_in_required');
-    await setUserDisabled(h.svc.db, 'default', READER.email, false);
+    await setUserDisabled(h.svc.db, 'default', READER.email, false, cliActor());
     expect((await req('GET', '/ui/api/keys', { cookie })).status).toBe(401);
     const page = await req('GET', '/settings/api-keys', { cookie });
     expect(page.status).toBe(302);
@@ -215,11 +216,11 @@ describe('per-request user check', () => {
     const selfDemote = await req('PATCH', `/ui/api/users/${self}`, { cookie: admin.cookie, csrf: admin.csrf, body: { role: 'read_only' } });
     expect(selfDemote.status).toBe(400);
 
-    await setUserRole(h.svc.db, 'default', ADMIN.email, 'read_only');
+    await setUserRole(h.svc.db, 'default', ADMIN.email, 'read_only', cliActor());
     try {
       expect((await req('GET', '/ui/api/users', { cookie: admin.cookie })).status).toBe(403);
     } finally {
-      await setUserRole(h.svc.db, 'default', ADMIN.email, 'admin');
+      await setUserRole(h.svc.db, 'default', ADMIN.email, 'admin', cliActor());
     }
     expect((await req('GET', '/ui/api/users', { cookie: admin.cookie })).status).toBe(200);
   });
@@ -302,7 +303,7 @@ describe('permissions', () => {
     const hist = await req('GET', '/ui/api/history?limit=5', { cookie });
     expect(hist.body.data.entries[0]).toMatchObject({ source: 'ui', status: 'rejected', apiKey: null, user: { email: READER.email } });
     const ws = await h.svc.db.selectFrom('workspaces').selectAll().where('slug', '=', 'default').executeTakeFirstOrThrow();
-    const all = await listHistory(h.svc.db, { workspace: { id: ws.id, slug: 'default', plan: ws.plan }, user: { id: 'x', email: 'x', role: 'admin' }, apiKey: null }, { limit: 10 });
+    const all = await listHistory(h.svc.db, { workspace: { id: ws.id, slug: 'default', plan: ws.plan }, user: { id: 'x', email: 'x', role: 'admin', accountRole: 'admin' }, apiKey: null }, { limit: 10 });
     expect(all.entries.filter((e) => e.source === 'ui').length).toBeGreaterThanOrEqual(2);
   });
 });

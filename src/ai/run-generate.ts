@@ -3,7 +3,6 @@
 // on its database — and, with execute:true, runs the SQL through the one query path
 // (history source `ai`), so the guard holds whatever the model said.
 import { z } from 'zod';
-import { getConnectionRow } from '../connections/connections.ts';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, type Engine } from '../engines/engine.ts';
 import type { Services } from '../services.ts';
 import { decideStatement } from '../query/decide.ts';
@@ -14,6 +13,8 @@ import { generateSql, type GenerateResult, type SqlProvider } from './generate.t
 import type { StopSignal } from '../engines/stop.ts';
 import { createProvider } from './providers/index.ts';
 import { buildSchemaContext, type SchemaContext } from './schema-context.ts';
+import { getConnectionFor } from '../access/grants.ts';
+import { assertRawAccess } from '../access/scope.ts';
 
 export const MAX_PROMPT_LENGTH = 4000;
 
@@ -84,7 +85,8 @@ export async function runGenerate(
   input: GenerateInput,
   opts: { source: 'api' | 'mcp' | 'ui'; signal?: StopSignal },
 ): Promise<GenerateResponse> {
-  const row = await getConnectionRow(svc.db, principal.workspace.id, input.connectionId);
+  assertRawAccess(principal);
+  const row = await getConnectionFor(svc, principal, input.connectionId);
   const engine = svc.pools.get(row);
   // Reads (introspection, samples, validating SQL only reads may run) log in as the reader
   // credentials when the connection has them; a caller who may write validates as the owner.

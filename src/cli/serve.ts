@@ -12,6 +12,7 @@ import { PLAN_LIMITS } from '../limits/plans.ts';
 import { listUsers } from '../workspaces/users.ts';
 import { frontDoors } from '../http/front-doors.ts';
 import { issueSetupToken } from '../web/setup-token.ts';
+import { cliActor } from '../access/audit.ts';
 
 export const SAMPLE_CONNECTION = 'sample';
 
@@ -25,7 +26,7 @@ export async function ensureSample(svc: Services): Promise<void> {
   } catch (err) {
     if (!(err instanceof ConnectionNotFoundError)) throw err;
     const deps = { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir };
-    await createConnection(deps, ws.id, { name: SAMPLE_CONNECTION, engine: 'sqlite', database: 'sample.db' });
+    await createConnection(deps, ws.id, { name: SAMPLE_CONNECTION, engine: 'sqlite', database: 'sample.db' }, cliActor());
   }
 }
 

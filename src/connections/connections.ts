@@ -1,6 +1,7 @@
 // Connection records: validation, storage with sealed secrets, and the public shape (which
 // never carries a password, in no endpoint, log or error).
 import type { Kysely } from 'kysely';
+import { inTransaction, recordAudit, type Actor } from '../access/audit.ts';
 import { z } from 'zod';
 import { ConflictError, ConnectionNotFoundError, InvalidRequestError } from '../errors.ts';
 import { ENGINE_NAMES, type EngineConfig, type ReadAccess } from '../engines/engine.ts';
@@ -13,6 +14,7 @@ import type { SecretBox } from './secret-box.ts';
 import { parseHostKey } from '../engines/ssh-host-key.ts';
 import type { SshSettings } from '../engines/ssh-tunnel.ts';
 import { resolveSqlitePath, workspaceSqliteDir } from './sqlite-path.ts';
+import { createdChanges, secretsOf, updatedChanges } from './connection-audit.ts';
 
 export interface ConnectionRecord {
   id: string;
@@ -329,7 +331,7 @@ async function assertNameFree(db: Kysely<Database>, workspaceId: string, name: s
   if (clash && clash.id !== exceptId) throw new ConflictError(`A connection named ${name} already exists`, { field: 'name' });
 }
 
-export async function createConnection(deps: ConnectionDeps, workspaceId: string, input: CreateConnectionInput): Promise<ConnectionRecord> {
+export async function createConnection(deps: ConnectionDeps, workspaceId: string, input: CreateConnectionInput, actor: Actor): Promise<ConnectionRecord> {
   // Making a login needs the database itself: addConnection (save-connection.ts) does it.
   if (input.createReader) throw new InvalidRequestError('createReader is handled by addConnection', { field: 'createReader' });
   const fields = resolveSettings(input);
@@ -343,6 +345,7 @@ export async function createConnection(deps: ConnectionDeps, workspaceId: string
     workspace_id: workspaceId,
     name: input.name,
     engine: fields.engine,
+    grants_everyone: 1,
     host: fields.host,
     port: fields.port,
     database: fields.database,
@@ -357,14 +360,28 @@ export async function createConnection(deps: ConnectionDeps, workspaceId: string
     created_at: now,
     updated_at: now,
   };
+  const record = toRecord(row);
   try {
-    await deps.db.insertInto('connections').values(row).execute();
+    await inTransaction(deps.db, async (trx) => {
+      await trx.insertInto('connections').values(row).execute();
+      await recordAudit(trx, {
+        workspaceId,
+        actor,
+        action: 'connection.created',
+        target: connectionTarget(record),
+        changes: createdChanges(record, secretsOf(fields, reader)),
+      });
+    });
   } catch (err) {
     // Two creates raced past assertNameFree; the unique index decides.
     await assertNameFree(deps.db, workspaceId, input.name, id);
     throw err;
   }
-  return toRecord(row);
+  return record;
+}
+
+function connectionTarget(record: { id: string; name: string }) {
+  return { type: 'connection', id: record.id, name: record.name };
 }
 
 interface Secrets {
@@ -426,6 +443,7 @@ export async function updateConnection(
   workspaceId: string,
   idOrName: string,
   input: UpdateConnectionInput,
+  actor: Actor,
 ): Promise<ConnectionRecord> {
   if (input.createReader) throw new InvalidRequestError('createReader is handled by changeConnection', { field: 'createReader' });
   const row = await getConnectionRow(deps.db, workspaceId, idOrName);
@@ -454,14 +472,35 @@ export async function updateConnection(
     updated_at: laterThan(row.updated_at),
   };
   const { id: _id, workspace_id: _ws, created_at: _c, ...changes } = updated;
-  await deps.db.updateTable('connections').set(changes).where('id', '=', row.id).execute();
-  return toRecord(updated);
+  const record = toRecord(updated);
+  const audited = updatedChanges(
+    toRecord(row),
+    record,
+    secretsOf(fieldsOf(row, deps.secretBox), readerOf(row, deps.secretBox)),
+    secretsOf(fields, reader),
+  );
+  await inTransaction(deps.db, async (trx) => {
+    await trx.updateTable('connections').set(changes).where('id', '=', row.id).execute();
+    if (Object.keys(audited).length === 0) return;
+    await recordAudit(trx, { workspaceId, actor, action: 'connection.updated', target: connectionTarget(record), changes: audited });
+  });
+  return record;
 }
 
-export async function deleteConnection(db: Kysely<Database>, workspaceId: string, idOrName: string): Promise<ConnectionRecord> {
+export async function deleteConnection(db: Kysely<Database>, workspaceId: string, idOrName: string, actor: Actor): Promise<ConnectionRecord> {
   const row = await getConnectionRow(db, workspaceId, idOrName);
-  await db.deleteFrom('connections').where('id', '=', row.id).execute();
-  return toRecord(row);
+  const record = toRecord(row);
+  await inTransaction(db, async (trx) => {
+    await trx.deleteFrom('connections').where('id', '=', row.id).execute();
+    await recordAudit(trx, {
+      workspaceId,
+      actor,
+      action: 'connection.deleted',
+      target: connectionTarget(record),
+      changes: { engine: record.engine, host: record.host, database: record.database },
+    });
+  });
+  return record;
 }
 
 /** updated_at doubles as the pool fingerprint (see pool-registry.ts), so an edit must change it

@@ -1,6 +1,7 @@
 // Saving a connection from a front door (API, web, CLI): the record (connections.ts) plus what
 // needs the database itself: a login that can only read, made with the connection's own
 // credentials when asked (createReader), and the privilege audit of the credential reads use.
+import type { Actor } from '../access/audit.ts';
 import type { Services } from '../services.ts';
 import {
   createConnection,
@@ -45,7 +46,7 @@ async function audited(svc: Services, workspaceId: string, record: ConnectionRec
   return { ...record, readAccess: await auditConnection(svc, row) };
 }
 
-export async function addConnection(svc: Services, workspaceId: string, input: CreateConnectionInput): Promise<ConnectionRecord> {
+export async function addConnection(svc: Services, workspaceId: string, input: CreateConnectionInput, actor: Actor): Promise<ConnectionRecord> {
   const { createReader, ...rest } = input;
   const record = await withReader(
     svc,
@@ -55,7 +56,7 @@ export async function addConnection(svc: Services, workspaceId: string, input: C
       resolveReader(input, fields, null); // its 400s before anything is created
       return fields;
     },
-    (reader) => createConnection(depsOf(svc), workspaceId, { ...rest, ...reader }),
+    (reader) => createConnection(depsOf(svc), workspaceId, { ...rest, ...reader }, actor),
   );
   return audited(svc, workspaceId, record);
 }
@@ -65,6 +66,7 @@ export async function changeConnection(
   workspaceId: string,
   idOrName: string,
   input: UpdateConnectionInput,
+  actor: Actor,
 ): Promise<ConnectionRecord> {
   const { createReader, ...rest } = input;
   const record = await withReader(
@@ -76,7 +78,7 @@ export async function changeConnection(
       resolveReader(input, fields, null);
       return fields;
     },
-    (reader) => updateConnection(depsOf(svc), workspaceId, idOrName, { ...rest, ...reader }),
+    (reader) => updateConnection(depsOf(svc), workspaceId, idOrName, { ...rest, ...reader }, actor),
   );
   await svc.pools.drop(record.id);
   return audited(svc, workspaceId, record);

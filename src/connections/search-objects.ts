@@ -6,7 +6,8 @@ import { z } from 'zod';
 import type { SchemaObject, SchemaObjectKind, SchemaTable } from '../engines/engine.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
-import { getConnectionRow } from './connections.ts';
+import { getConnectionFor } from '../access/grants.ts';
+import { assertRawAccess } from '../access/scope.ts';
 
 export const OBJECT_KINDS = ['table', 'view', 'column', 'index', 'function'] as const satisfies readonly SchemaObjectKind[];
 export const OBJECT_DETAILS = ['names', 'summary', 'full'] as const;
@@ -78,7 +79,8 @@ function summarize(o: SchemaObject): Record<string, unknown> {
 }
 
 export async function searchObjects(svc: Services, principal: Principal, connectionId: string, input: SearchObjectsInput): Promise<SearchObjectsResult> {
-  const row = await getConnectionRow(svc.db, principal.workspace.id, connectionId);
+  assertRawAccess(principal);
+  const row = await getConnectionFor(svc, principal, connectionId);
   const engine = svc.pools.forRead(row);
   const like = substringLike(input.pattern);
   const kinds: SchemaObjectKind[] = input.kind ? [input.kind] : ['table', 'view'];

@@ -7,10 +7,11 @@ import type { Engine, ReadAccess } from '../engines/engine.ts';
 import { DbqError, InsufficientPermissionsError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
-import { adHocConnectionSchema, connectionSettingsShape, getConnectionRow, resolveReader, resolveSettings, toEngineConfig } from './connections.ts';
+import { adHocConnectionSchema, connectionSettingsShape, resolveReader, resolveSettings, toEngineConfig } from './connections.ts';
 import { checkConnectionTarget } from './connection-targets.ts';
 import { storeReadAccess } from './read-access.ts';
 import { workspaceSqliteDir } from './sqlite-path.ts';
+import { getConnectionFor } from '../access/grants.ts';
 
 export const testConnectionSchema = z.union([
   z.object({ connectionId: z.string().min(1).max(200) }).strict(),
@@ -42,7 +43,7 @@ export async function testConnection(svc: Services, principal: Principal, input:
   let store: (access: ReadAccess) => Promise<void> = async () => {};
   let host: string | null;
   if ('connectionId' in input) {
-    const row = await getConnectionRow(svc.db, principal.workspace.id, input.connectionId);
+    const row = await getConnectionFor(svc, principal, input.connectionId);
     host = row.engine === 'sqlite' ? null : row.host;
     const engine = svc.pools.get(row);
     const reader = svc.pools.forRead(row);

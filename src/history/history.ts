@@ -2,11 +2,12 @@
 // time-ordered (src/ids.ts), so "newest first" is `ORDER BY id DESC` and the cursor is the
 // last id seen: entries written while a client pages land above its cursor and can neither
 // shift a page (no skips) nor reappear (no repeats), unlike OFFSET paging.
-import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { CompiledQuery, SqliteAdapter, sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import { InvalidRequestError } from '../errors.ts';
 import { firstIdAt, newId, nowIso } from '../ids.ts';
 import type { Database, HistoryRow } from '../store/schema.ts';
+import { writeHistoryBatch } from '../store/history-writer.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 
 export type HistoryStatus = HistoryRow['status'];
@@ -30,6 +31,8 @@ export interface HistoryEntry {
   apiKey: { id: string; name: string } | null;
   user: { id: string; email: string };
   createdAt: string;
+  /** The curated tool this entry ran; null for raw SQL. */
+  tool: { name: string; version: number } | null;
 }
 
 export interface NewHistoryEntry {
@@ -44,6 +47,8 @@ export interface NewHistoryEntry {
   durationMs: number;
   error: string | null;
   source: HistorySource;
+  /** The curated tool run, if any (src/access/tools.ts). */
+  tool?: { name: string; version: number } | null;
 }
 
 export async function writeHistory(db: Kysely<Database>, e: NewHistoryEntry): Promise<HistoryEntry> {
@@ -66,6 +71,8 @@ export async function writeHistory(db: Kysely<Database>, e: NewHistoryEntry): Pr
     user_id: e.principal.user.id,
     user_email: e.principal.user.email,
     created_at: nowIso(),
+    tool_name: e.tool?.name ?? null,
+    tool_version: e.tool?.version ?? null,
   };
   await enqueue(db, row);
   return toEntry(row);
@@ -117,7 +124,9 @@ async function flush(db: Kysely<Database>, q: Queue): Promise<void> {
   while (q.pending.length > 0) {
     const batch = q.pending.splice(0, MAX_BATCH);
     try {
-      await db.executeQuery(CompiledQuery.raw(insertText(db, batch.length), batch.flatMap((p) => HISTORY_COLUMNS.map((c) => p.row[c]))));
+      // On PostgreSQL the commit does not wait for the WAL flush (src/store/history-writer.ts);
+      // either way the entries are committed and visible when this resolves.
+      await writeHistoryBatch(db, CompiledQuery.raw(insertText(db, batch.length), batch.flatMap((p) => HISTORY_COLUMNS.map((c) => p.row[c]))));
       for (const p of batch) p.resolve();
     } catch (err) {
       for (const p of batch) p.reject(err);
@@ -131,6 +140,7 @@ async function flush(db: Kysely<Database>, q: Queue): Promise<void> {
 const HISTORY_COLUMNS = [
   'id', 'workspace_id', 'query_id', 'connection_id', 'connection_name', 'sql', 'statement_type', 'status', 'row_count',
   'affected_rows', 'duration_ms', 'error', 'source', 'api_key_id', 'api_key_name', 'user_id', 'user_email', 'created_at',
+  'tool_name', 'tool_version',
 ] as const satisfies readonly (keyof HistoryRow)[];
 // Fails to compile when a column is added to HistoryRow but not listed above.
 const everyColumnListed: [Exclude<keyof HistoryRow, (typeof HISTORY_COLUMNS)[number]>] extends [never] ? true : never = true;
@@ -169,6 +179,7 @@ function toEntry(row: HistoryRow): HistoryEntry {
     apiKey: row.api_key_id ? { id: row.api_key_id, name: row.api_key_name ?? '' } : null,
     user: { id: row.user_id, email: row.user_email },
     createdAt: row.created_at,
+    tool: row.tool_name === null ? null : { name: row.tool_name, version: Number(row.tool_version) },
   };
 }
 
@@ -209,6 +220,12 @@ function decodeCursor(cursor: string): string {
   throw new InvalidRequestError('cursor is not valid', { field: 'cursor' });
 }
 
+// Clocks of several processes differ a little; an entry's id time and created_at come from one
+// process but a filter's bound must not drop an entry whose id time is a bit off.
+const ID_CLOCK_SLACK_MS = 60_000;
+/** An id's time prefix holds 10 base32 digits (ms < 2^50, the year 37000-odd). */
+const idBound = (ms: number) => firstIdAt('h', Math.min(Math.max(0, ms), 2 ** 50 - 1));
+
 export async function listHistory(
   db: Kysely<Database>,
   principal: Principal,
@@ -217,15 +234,29 @@ export async function listHistory(
   let q = db.selectFrom('query_history').selectAll().where('workspace_id', '=', principal.workspace.id);
   // Readers see their own entries only; admins see the workspace's.
   if (principal.user.role !== 'admin') q = q.where('user_id', '=', principal.user.id);
+  // A key scoped to some connections sees the entries of those connections only.
+  const scoped = principal.apiKey?.scope?.connections;
+  if (scoped) q = scoped.length ? q.where('connection_id', 'in', scoped) : q.where(sql<boolean>`1 = 0`);
   if (query.cursor) q = q.where('id', '<', decodeCursor(query.cursor));
   if (query.connectionId) {
+    // An id or a name, never both: ids start with conn_ and names may not (connections.ts).
+    // One column each, so each filter walks its own (workspace_id, column, id) index in
+    // keyset order (migration 0008) instead of merging two.
     const c = query.connectionId;
-    q = q.where((eb) => eb.or([eb('connection_id', '=', c), eb('connection_name', '=', c)]));
+    q = q.where(c.startsWith('conn_') ? 'connection_id' : 'connection_name', '=', c);
   }
   if (query.status) q = q.where('status', '=', query.status);
   if (query.source) q = q.where('source', '=', query.source);
-  if (query.since) q = q.where('created_at', '>=', new Date(query.since).toISOString());
-  if (query.until) q = q.where('created_at', '<', new Date(query.until).toISOString());
+  // created_at and the id's time prefix are written together (ids.ts), so the time bounds
+  // are also id bounds the keyset index can start and stop at; created_at stays exact.
+  if (query.since) {
+    const since = new Date(query.since);
+    q = q.where('created_at', '>=', since.toISOString()).where('id', '>=', idBound(since.getTime() - ID_CLOCK_SLACK_MS));
+  }
+  if (query.until) {
+    const until = new Date(query.until);
+    q = q.where('created_at', '<', until.toISOString()).where('id', '<', idBound(until.getTime() + ID_CLOCK_SLACK_MS));
+  }
   if (query.search) {
     const pattern = `%${query.search.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
     // ESCAPE spelled out: SQLite has no default LIKE escape character, PostgreSQL's is `\`.
@@ -239,9 +270,40 @@ export async function listHistory(
 
 /** Deletes entries older than the retention; returns how many went. An id starts with its
  * creation time (src/ids.ts), written at the same moment as created_at, so the primary key
- * finds them and the hot insert path keeps one index fewer. */
-export async function pruneHistory(db: Kysely<Database>, days: number): Promise<number> {
+ * finds them and the hot insert path keeps one index fewer. In batches by id range, one
+ * statement (one short transaction) each, with a pause between them: a first run over months
+ * of history must not hold locks, or SQLite's event loop, for seconds while queries wait to
+ * write their entries. PostgreSQL deletes in its own backend (and row locks on old entries
+ * never block inserts of new ones): 10,000 rows a statement. SQLite deletes on the event
+ * loop's thread (better-sqlite3 is synchronous), so there the batch adapts to keep each
+ * statement near PRUNE_SQLITE_TARGET_MS. */
+export async function pruneHistory(db: Kysely<Database>, days: number, opts: { batch?: number; pauseMs?: number } = {}): Promise<number> {
+  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  const adaptive = sqlite && opts.batch === undefined;
+  let batch = opts.batch ?? (sqlite ? PRUNE_BATCH_SQLITE : PRUNE_BATCH);
+  const pauseMs = opts.pauseMs ?? PRUNE_PAUSE_MS;
   const cutoff = firstIdAt('h', Date.now() - days * 86_400_000);
-  const result = await db.deleteFrom('query_history').where('id', '<', cutoff).executeTakeFirst();
-  return Number(result.numDeletedRows ?? 0);
+  let deleted = 0;
+  for (;;) {
+    const started = performance.now();
+    // The batch's last id: the batch-th oldest entry below the cutoff, found on the primary key.
+    const edge = await db.selectFrom('query_history').select('id').where('id', '<', cutoff).orderBy('id').offset(batch - 1).limit(1).executeTakeFirst();
+    let del = db.deleteFrom('query_history').where('id', '<', cutoff);
+    if (edge) del = del.where('id', '<=', edge.id);
+    const result = await del.executeTakeFirst();
+    deleted += Number(result.numDeletedRows ?? 0);
+    if (!edge) return deleted;
+    if (adaptive) {
+      const took = performance.now() - started;
+      if (took > PRUNE_SQLITE_TARGET_MS) batch = Math.max(PRUNE_BATCH_MIN, Math.floor(batch / 2));
+      else if (took < PRUNE_SQLITE_TARGET_MS / 2) batch = Math.min(PRUNE_BATCH, Math.ceil(batch * 1.5));
+    }
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+  }
 }
+
+export const PRUNE_BATCH = 10_000;
+const PRUNE_BATCH_SQLITE = 1_000;
+const PRUNE_BATCH_MIN = 50;
+const PRUNE_SQLITE_TARGET_MS = 10;
+const PRUNE_PAUSE_MS = 10;

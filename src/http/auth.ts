@@ -7,6 +7,8 @@ import { limitAuthFailure, startRequestLimit } from '../limits/http.ts';
 import type { Services } from '../services.ts';
 import { authenticateKey, type Principal } from '../workspaces/api-keys.ts';
 import { DEFAULT_WORKSPACE } from '../workspaces/workspaces.ts';
+import { getConnectionFor } from '../access/grants.ts';
+import { assertRawAccess } from '../access/scope.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -61,6 +63,21 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
+/** Workspace administration: an admin acting with a key that is not narrowed to curated tools
+ * (a tools-only key administers nothing). */
 export function requireAdmin(principal: Principal): void {
   if (principal.user.role !== 'admin') throw new InsufficientPermissionsError({ reason: 'this operation needs an admin key' });
+  assertRawAccess(principal);
+}
+
+/** Administration of one connection: also within the key's connection scope. */
+export async function requireConnectionAdmin(svc: Services, principal: Principal, idOrName: string): Promise<void> {
+  requireAdmin(principal);
+  await getConnectionFor(svc, principal, idOrName);
+}
+
+/** Creating a connection widens what exists: not for a key narrowed to some connections. */
+export function requireUnscopedAdmin(principal: Principal): void {
+  requireAdmin(principal);
+  if (principal.apiKey?.scope?.connections) throw new InsufficientPermissionsError({ reason: 'this key is limited to its connections' });
 }

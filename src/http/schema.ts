@@ -100,5 +100,6 @@ export const historyEntrySchema = z.object({
   source: z.enum(['api', 'mcp', 'ai', 'ui']),
   apiKey: z.object({ id: z.string(), name: z.string() }).nullable(),
   user: z.object({ id: z.string(), email: z.string() }),
+  tool: z.object({ name: z.string(), version: z.number() }).nullable().describe('The curated tool this entry ran, with its version; null for raw SQL'),
   createdAt: z.string(),
 });

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { closeServices, type Services } from '../services.ts';
 import { pruneHistory } from '../history/history.ts';
+import { pruneAudit } from '../access/audit-list.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -13,11 +14,15 @@ export interface RunningServer {
 
 export async function startServer(svc: Services, app: FastifyInstance, opts: { host: string; port: number }): Promise<RunningServer> {
   const url = await app.listen({ host: opts.host, port: opts.port });
-  const prune = () =>
-    pruneHistory(svc.db, svc.config.historyDays)
+  const prune = () => {
+    void pruneHistory(svc.db, svc.config.historyDays)
       .then((n) => n > 0 && svc.logger.info({ deleted: n }, 'history retention'))
       .catch((err) => svc.logger.warn({ err }, 'history retention failed'));
-  void prune();
+    void pruneAudit(svc.db, svc.config.auditDays)
+      .then((n) => n > 0 && svc.logger.info({ deleted: n }, 'audit log retention'))
+      .catch((err) => svc.logger.warn({ err }, 'audit log retention failed'));
+  };
+  prune();
   const pruneTimer = setInterval(prune, 3_600_000).unref();
 
   let closing: Promise<void> | null = null;

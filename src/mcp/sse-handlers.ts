@@ -67,7 +67,7 @@ export async function openStream(svc: Services, opts: SseRouteOptions, request: 
     transport.onclose?.();
     return;
   }
-  const server = createMcpServer(svc, log);
+  const server = createMcpServer(svc, log, principal);
   try {
     await server.connect(transport);
   } catch (err) {

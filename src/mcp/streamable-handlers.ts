@@ -101,7 +101,7 @@ async function openSession(
     opts.sessions.remove(transport.sessionId);
     log.info({ sessions: opts.sessions.size }, 'mcp session closed');
   };
-  await createMcpServer(svc, log).connect(transport);
+  await createMcpServer(svc, log, principal).connect(transport);
   // The SDK keeps every answered or cancelled JSON-mode request until the session closes.
   releaseJsonStreams(transport);
   return transport;

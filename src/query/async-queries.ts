@@ -7,6 +7,7 @@
 // it takes) within a byte budget: past it, or past MAX_FINISHED entries, the oldest finished
 // results are dropped early and answer 404 like expired ones. With several dbq processes a
 // GET must reach the process that ran the query (sticky routing): see docs/queries.md.
+import { keyAllowsConnection } from '../access/scope.ts';
 import { DbqError, QueryNotFoundError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
@@ -109,6 +110,8 @@ export class AsyncQueries {
   find(principal: Principal, queryId: string): Entry | undefined {
     const entry = this.entries.get(queryId);
     if (!entry || entry.workspaceId !== principal.workspace.id || entry.userId !== principal.user.id) return undefined;
+    // A key scoped to other connections does not see the user's queries on this one.
+    if (!keyAllowsConnection(principal, entry.connectionId)) return undefined;
     if (entry.expiresAt <= Date.now()) {
       this.drop(entry);
       return undefined;

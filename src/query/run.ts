@@ -7,7 +7,8 @@
 // recordHistory()/trackRunning() for whatever runs the statement instead.
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { getConnectionRow } from '../connections/connections.ts';
+import { getConnectionFor } from '../access/grants.ts';
+import { assertRawAccess } from '../access/scope.ts';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, type Column, type Engine } from '../engines/engine.ts';
 import { statementController, type StopController, type StopSignal } from '../engines/stop.ts';
 import {
@@ -129,6 +130,9 @@ export interface RunOptions {
   /** Forces the read-only path whatever the key (AI `execute` for read-only callers). */
   readOnly?: boolean;
   queryId?: string;
+  /** Set when a curated tool runs the statement (src/access/tools.ts): a toolsOnly key may run
+   * it, and its history entry names the tool. */
+  tool?: { name: string; version: number };
 }
 
 export function statusOf(err: unknown): HistoryStatus {
@@ -148,6 +152,7 @@ export interface QueryIdentity {
   source: HistorySource;
   /** performance.now() when preparation began; durationMs counts from here. */
   started: number;
+  tool?: { name: string; version: number };
 }
 
 /** A statement that passed the connection look-up, the guard and the permission check: what
@@ -187,6 +192,7 @@ export function recordHistory(svc: Services, q: QueryIdentity, status: HistorySt
     durationMs: performance.now() - q.started,
     error: extra.error ?? null,
     source: q.source,
+    tool: q.tool ?? null,
   });
 }
 
@@ -208,7 +214,9 @@ export async function prepareQuery(
   if (input.sql.length > svc.config.maxSqlLength) {
     throw new InvalidRequestError(`sql is longer than ${svc.config.maxSqlLength} characters`, { field: 'sql' });
   }
-  const lookup = getConnectionRow(svc.db, principal.workspace.id, input.connectionId, svc.store.memo);
+  // Before any look-up: a tools-only key learns nothing from raw SQL, not even which names exist.
+  if (!opts.tool) assertRawAccess(principal);
+  const lookup = getConnectionFor(svc, principal, input.connectionId);
   if (opts.admitted) {
     // A refused request answers 429 (not a 404 its look-up might have found) and does nothing.
     lookup.catch(() => {});
@@ -218,7 +226,7 @@ export async function prepareQuery(
   const started = performance.now();
   // Decided on the read engine: its catalog, its compiler, the reader login when there is one.
   const reader = svc.pools.forRead(row);
-  const identity = { queryId: opts.queryId ?? newId('q'), principal, connection: row, sql: input.sql, source: opts.source, started };
+  const identity = { queryId: opts.queryId ?? newId('q'), principal, connection: row, sql: input.sql, source: opts.source, started, tool: opts.tool };
   let verdict: Verdict;
   try {
     verdict = await decideStatement(reader, input.sql);

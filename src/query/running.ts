@@ -1,6 +1,7 @@
 // Statements in flight in this process: what `GET /query/running` lists, what
 // `POST /query/{id}/cancel` and a disconnecting client abort, and what a graceful shutdown
 // cancels once its grace period is over.
+import { keyAllowsConnection } from '../access/scope.ts';
 import type { StopController } from '../engines/stop.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 
@@ -44,6 +45,7 @@ export class RunningQueries {
     const q = this.byId.get(queryId);
     if (!q || q.workspaceId !== principal.workspace.id) return undefined;
     if (q.userId !== principal.user.id && principal.user.role !== 'admin') return undefined;
+    if (!keyAllowsConnection(principal, q.connectionId)) return undefined;
     return q;
   }
 
@@ -52,12 +54,15 @@ export class RunningQueries {
   findOwned(principal: Principal, queryId: string): RunningQuery | undefined {
     const q = this.byId.get(queryId);
     if (!q || q.workspaceId !== principal.workspace.id || q.userId !== principal.user.id) return undefined;
+    if (!keyAllowsConnection(principal, q.connectionId)) return undefined;
     return q;
   }
 
   list(principal: Principal): RunningQueryView[] {
     return [...this.byId.values()]
       .filter((q) => q.workspaceId === principal.workspace.id && (principal.user.role === 'admin' || q.userId === principal.user.id))
+      // A key scoped to some connections sees statements on those only.
+      .filter((q) => keyAllowsConnection(principal, q.connectionId))
       .map((q) => ({
         queryId: q.queryId,
         connectionId: q.connectionId,

@@ -3,12 +3,16 @@
 //  - PRAGMA data_version changes when ANOTHER connection (the CLI, a second process) commits;
 //  - our own writes to any table but query_history are counted by a Kysely plugin.
 // The epoch is the pair; a cached value is used only while the epoch is unchanged. The
-// PostgreSQL store has no such signal (other processes write through their own pools), so
-// there the epoch is null and nothing is cached.
+// PostgreSQL store counts its own writes the same way and learns of other processes' writes
+// through LISTEN/NOTIFY (pg-changes.ts).
 import type Database from 'better-sqlite3';
 import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 
-const UNTRACKED = new Set(['query_history']);
+// The audit log too: no look-up reads it, and a sign-in's entry must not empty every cache.
+const UNTRACKED = new Set(['query_history', 'audit_log']);
+// Bookkeeping columns no look-up result depends on for its verdict: an UPDATE that sets only
+// these leaves cached look-ups valid (authenticateKey throttles its last_used_at write itself).
+const UNTRACKED_COLUMNS = new Set(['last_used_at']);
 
 function tableOf(node: OperationNode | undefined): string | null {
   if (!node) return null;
@@ -27,8 +31,34 @@ function writtenTable(node: RootOperationNode): string | null | undefined {
   return undefined; // not a write
 }
 
+/** Counts this process's writes to every table but the history, as a Kysely plugin. Counted
+ * before the statement runs and again once it has: a look-up that ran concurrently with the
+ * write (possible on PostgreSQL, where queries interleave) is never cached under the epoch
+ * that follows the write. */
+export class OwnWrites implements KyselyPlugin {
+  count = 0;
+  private readonly pending = new WeakSet<object>();
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    const table = writtenTable(args.node);
+    if (table !== undefined && !(table && UNTRACKED.has(table))) {
+      this.count++;
+      this.pending.add(args.queryId);
+    }
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    if (this.pending.has(args.queryId)) {
+      this.pending.delete(args.queryId);
+      this.count++;
+    }
+    return args.result;
+  }
+}
+
 export class ChangeEpoch implements KyselyPlugin {
-  private ownWrites = 0;
+  private readonly own = new OwnWrites();
   // Prepared once: handle.pragma() would prepare the statement again on every request.
   private readonly dataVersion: Database.Statement;
 
@@ -37,18 +67,16 @@ export class ChangeEpoch implements KyselyPlugin {
   }
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    const table = writtenTable(args.node);
-    if (table !== undefined && !(table && UNTRACKED.has(table))) this.ownWrites++;
-    return args.node;
+    return this.own.transformQuery(args);
   }
 
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    return args.result;
+  transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return this.own.transformResult(args);
   }
 
   /** Bumped by schema changes and raw SQL too, which the plugin may not see. */
   bump(): void {
-    this.ownWrites++;
+    this.own.count++;
   }
 
   // The data_version read is cached for the rest of the current event-loop turn: a request
@@ -63,6 +91,6 @@ export class ChangeEpoch implements KyselyPlugin {
         this.cachedVersion = null;
       });
     }
-    return `${this.cachedVersion}:${this.ownWrites}`;
+    return `${this.cachedVersion}:${this.own.count}`;
   }
 }

@@ -1,7 +1,7 @@
 // Versioned migrations, applied at start by every process (the Kysely migrator takes a lock,
 // so two processes starting together on one PostgreSQL store do not race). Append only:
 // a released migration is never edited.
-import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': {
@@ -145,6 +145,127 @@ const migrations: Record<string, Migration> = {
   '0006_ssh_tunnels': {
     async up(db: Kysely<any>) {
       await db.schema.alterTable('connections').addColumn('ssh', 'text').execute();
+    },
+  },
+  // Least privilege (issue 15): key scopes and expiry, the workspace's longest key lifetime,
+  // per-connection grants, curated tools (one row per version), the audit log, and the tool a
+  // history entry ran.
+  '0007_least_privilege': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('api_keys').addColumn('scope', 'text').execute();
+      await db.schema.alterTable('api_keys').addColumn('expires_at', 'text').execute();
+      // Set once, by the first refused request after expiry, so `key.expired` is audited once.
+      await db.schema.alterTable('api_keys').addColumn('expiry_audited', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('workspaces').addColumn('max_key_days', 'integer').execute();
+      await db.schema.alterTable('connections').addColumn('grants_everyone', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+      await db.schema
+        .createTable('connection_grants')
+        .addColumn('connection_id', 'text', (c) => c.notNull().references('connections.id').onDelete('cascade'))
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('connection_grants_pk', ['connection_id', 'user_id'])
+        .execute();
+      await db.schema.createIndex('connection_grants_user').on('connection_grants').columns(['user_id', 'connection_id']).execute();
+      await db.schema
+        .createTable('curated_tools')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('connection_id', 'text', (c) => c.notNull())
+        .addColumn('sql', 'text', (c) => c.notNull())
+        .addColumn('parameters', 'text', (c) => c.notNull())
+        .addColumn('max_rows', 'integer', (c) => c.notNull())
+        .addColumn('created_by', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        // Set on the newest version when the tool is deleted; older versions stay for history.
+        .addColumn('deleted_at', 'text')
+        .addUniqueConstraint('curated_tools_version', ['workspace_id', 'name', 'version'])
+        .execute();
+      await db.schema
+        .createTable('audit_log')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('actor_user_id', 'text')
+        .addColumn('actor_email', 'text')
+        .addColumn('actor_key_id', 'text')
+        .addColumn('target_type', 'text', (c) => c.notNull())
+        .addColumn('target_id', 'text')
+        .addColumn('target_name', 'text')
+        .addColumn('changes', 'text')
+        .addColumn('ip', 'text')
+        .addColumn('source', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('audit_log_workspace').on('audit_log').columns(['workspace_id', 'id']).execute();
+      // Append-only in the store itself, not only by convention: an entry cannot be edited.
+      // Deleting stays possible, for retention (DBQ_AUDIT_DAYS).
+      if (db.getExecutor().adapter instanceof PostgresAdapter) {
+        await sql`create function dbq_audit_append_only() returns trigger language plpgsql as $$
+          begin raise exception 'audit_log is append-only'; end $$`.execute(db);
+        await sql`create trigger audit_log_append_only before update on audit_log for each row execute function dbq_audit_append_only()`.execute(db);
+      } else {
+        await sql`create trigger audit_log_append_only before update on audit_log begin select raise(abort, 'audit_log is append-only'); end`.execute(db);
+      }
+      await db.schema.alterTable('query_history').addColumn('tool_name', 'text').execute();
+      await db.schema.alterTable('query_history').addColumn('tool_version', 'integer').execute();
+    },
+  },
+  // Issue 16, several processes at one process's speed. PostgreSQL only: triggers on every
+  // table a key or connection look-up reads bump a one-row change counter and NOTIFY
+  // `dbq_store_change` in the writer's transaction (src/store/pg-changes.ts caches look-ups
+  // on it); an UPDATE of api_keys.last_used_at alone (bookkeeping) signals nothing. Both
+  // stores: indexes for GET history's filters, each an (equality, id) walk in keyset order;
+  // on PostgreSQL a trigram index for the substring search when pg_trgm can be created.
+  '0008_store_change_notify': {
+    async up(db: Kysely<any>) {
+      for (const [name, column] of [
+        ['query_history_connection', 'connection_id'],
+        ['query_history_connection_name', 'connection_name'],
+        ['query_history_status', 'status'],
+        ['query_history_source', 'source'],
+      ]) {
+        // if not exists: an operator may have built them beforehand, CONCURRENTLY (docs/deployment.md).
+        await db.schema.createIndex(name).ifNotExists().on('query_history').columns(['workspace_id', column, 'id']).execute();
+      }
+      if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+      await sql`create table dbq_store_changes (id integer primary key, counter bigint not null)`.execute(db);
+      await sql`insert into dbq_store_changes (id, counter) values (1, 0)`.execute(db);
+      await sql`
+        create or replace function dbq_store_changed() returns trigger language plpgsql as $$
+        begin
+          update dbq_store_changes set counter = counter + 1 where id = 1;
+          perform pg_notify('dbq_store_change', tg_table_name);
+          return null;
+        end $$`.execute(db);
+      for (const table of ['workspaces', 'users', 'api_keys', 'connections', 'connection_grants', 'curated_tools']) {
+        const { rows } = await sql<{ present: string | null }>`select to_regclass(${table})::text as present`.execute(db);
+        if (!rows[0]?.present) continue;
+        if (table === 'api_keys') {
+          await sql.raw(`create trigger dbq_changed_rows after insert or delete on api_keys for each statement execute function dbq_store_changed()`).execute(db);
+          await sql.raw(`create trigger dbq_changed_update after update on api_keys for each row
+            when ((to_jsonb(old) - 'last_used_at') is distinct from (to_jsonb(new) - 'last_used_at')) execute function dbq_store_changed()`).execute(db);
+        } else {
+          await sql.raw(`create trigger dbq_changed_rows after insert or update or delete on ${table} for each statement execute function dbq_store_changed()`).execute(db);
+        }
+        await sql.raw(`create trigger dbq_changed_truncate after truncate on ${table} for each statement execute function dbq_store_changed()`).execute(db);
+      }
+      // Substring search (`lower(sql) like '%…%'`): pg_trgm ships with PostgreSQL's contrib
+      // (Debian's postgresql package includes it). Creating an extension may need rights the
+      // store's user lacks; then search stays a filtered walk of the keyset index.
+      // Migrations run in one transaction: a savepoint keeps a refusal from aborting it.
+      await sql`savepoint dbq_trgm`.execute(db);
+      try {
+        await sql`create extension if not exists pg_trgm`.execute(db);
+        await sql`release savepoint dbq_trgm`.execute(db);
+      } catch {
+        await sql`rollback to savepoint dbq_trgm`.execute(db);
+        return;
+      }
+      await sql`create index if not exists query_history_sql_trgm on query_history using gin (lower(sql) gin_trgm_ops)`.execute(db);
     },
   },
 };

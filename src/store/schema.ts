@@ -6,6 +6,8 @@ export interface WorkspaceRow {
   slug: string;
   name: string;
   plan: 'free' | 'professional' | 'enterprise';
+  /** Longest lifetime of a new API key in days; null: no limit. */
+  max_key_days: number | null;
   created_at: string;
 }
 
@@ -30,6 +32,11 @@ export interface ApiKeyRow {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** JSON KeyScope (src/access/scope.ts); null: the key is all of its user. */
+  scope: string | null;
+  expires_at: string | null;
+  /** 1 once `key.expired` is in the audit log. */
+  expiry_audited: number;
 }
 
 export interface ConnectionRow {
@@ -53,6 +60,8 @@ export interface ConnectionRow {
   /** JSON {host, port, user, hostKey} of the SSH bastion (its key or password is in `secret`);
    * null when the database is dialled directly. */
   ssh: string | null;
+  /** 1: every user of the workspace may use it (the default); 0: admins and connection_grants only. */
+  grants_everyone: number;
   created_at: string;
   updated_at: string;
 }
@@ -76,6 +85,9 @@ export interface HistoryRow {
   user_id: string;
   user_email: string;
   created_at: string;
+  /** The curated tool this entry ran, if any. */
+  tool_name: string | null;
+  tool_version: number | null;
 }
 
 /** A signed-in browser (src/web/sessions.ts). The cookie carries the token; only its hash is here. */
@@ -106,6 +118,49 @@ export interface PasswordTokenRow {
   expires_at: string;
 }
 
+/** A user allowed to use a connection whose grants_everyone is 0. */
+export interface ConnectionGrantRow {
+  connection_id: string;
+  user_id: string;
+  workspace_id: string;
+  created_at: string;
+}
+
+/** One version of a curated tool; the live tool is its newest version without deleted_at. */
+export interface CuratedToolRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  version: number;
+  description: string;
+  connection_id: string;
+  sql: string;
+  /** JSON ToolParameter[] (src/access/tools.ts). */
+  parameters: string;
+  max_rows: number;
+  created_by: string | null;
+  created_at: string;
+  deleted_at: string | null;
+}
+
+/** Append-only: who changed who may do what (src/access/audit.ts). */
+export interface AuditRow {
+  id: string;
+  workspace_id: string;
+  action: string;
+  actor_user_id: string | null;
+  actor_email: string | null;
+  actor_key_id: string | null;
+  target_type: string;
+  target_id: string | null;
+  target_name: string | null;
+  /** JSON of what changed; never a secret. */
+  changes: string | null;
+  ip: string | null;
+  source: 'api' | 'cli' | 'ui';
+  created_at: string;
+}
+
 export interface Database {
   workspaces: WorkspaceRow;
   users: UserRow;
@@ -115,4 +170,7 @@ export interface Database {
   web_sessions: WebSessionRow;
   web_setup_tokens: WebSetupTokenRow;
   password_tokens: PasswordTokenRow;
+  connection_grants: ConnectionGrantRow;
+  curated_tools: CuratedToolRow;
+  audit_log: AuditRow;
 }

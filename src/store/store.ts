@@ -8,6 +8,8 @@ import pg from 'pg';
 import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
 import { ChangeEpoch } from './change-epoch.ts';
+import { PgChangeFeed } from './pg-changes.ts';
+import { asyncCommitWriter, setHistoryWriter } from './history-writer.ts';
 import { cachingDatabase } from './statement-cache.ts';
 import { createPrivateFile } from './private-files.ts';
 
@@ -19,10 +21,13 @@ export interface Store {
   ping(): Promise<void>;
   close(): Promise<void>;
   /** Changes whenever data that key/connection look-ups depend on may have changed; null when
-   * the backend cannot tell (PostgreSQL), which means "do not cache". See change-epoch.ts. */
+   * the backend cannot tell right now, which means "do not cache". See change-epoch.ts (SQLite)
+   * and pg-changes.ts (PostgreSQL: LISTEN/NOTIFY, with a polled counter as the fallback). */
   epoch(): string | null;
-  /** Memoises a look-up for as long as epoch() is unchanged (never on PostgreSQL). */
+  /** Memoises a look-up for as long as epoch() is unchanged. */
   memo: Memo;
+  /** PostgreSQL only: the change feed behind epoch() (tests, diagnostics). */
+  changes?: PgChangeFeed;
 }
 
 export type Memo = <T>(key: string, load: () => Promise<T>) => Promise<T>;
@@ -48,10 +53,12 @@ function createMemo(epoch: () => string | null): Memo {
 export interface StoreOptions {
   dataDir: string;
   storeUrl: string | null;
+  /** Where the PostgreSQL store reports its change feed going down and coming back. */
+  logger?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
 export async function openStore(opts: StoreOptions): Promise<Store> {
-  const store = opts.storeUrl ? openPostgresStore(opts.storeUrl) : openSqliteStore(opts.dataDir);
+  const store = opts.storeUrl ? openPostgresStore(opts.storeUrl, opts.logger) : openSqliteStore(opts.dataDir);
   try {
     await migrate(store.db);
   } catch (err) {
@@ -90,8 +97,8 @@ function openSqliteStore(dataDir: string): Store {
   };
 }
 
-function openPostgresStore(url: string): Store {
-  const pool = new pg.Pool({
+function openPostgresStore(url: string, logger?: StoreOptions['logger']): Store {
+  const poolConfig: pg.PoolConfig = {
     connectionString: url,
     max: 10,
     connectionTimeoutMillis: 5000,
@@ -103,20 +110,49 @@ function openPostgresStore(url: string): Store {
         return pg.types.getTypeParser(oid, format);
       },
     } as any,
-  });
+  };
+  const pool = new pg.Pool(poolConfig);
   // An idle client dropped by the server emits 'error' on the pool; unlistened, it would
   // kill the process (node-postgres #2386).
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+
+  let db: Kysely<Database>;
+  const changes = new PgChangeFeed({
+    url,
+    async readCounter() {
+      const { rows } = await sql<{ counter: number }>`select counter from dbq_store_changes where id = 1`.execute(db);
+      return Number(rows[0]?.counter ?? 0);
+    },
+    onStateChange(state, err) {
+      if (state === 'listening') logger?.info({}, 'store change notifications: listening');
+      else logger?.warn({ err }, `store change notifications down: look-up caches follow a counter read every 500 ms until they are back`);
+    },
+  });
+  db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [changes.ownWrites] });
+  // History group commits do not wait for the WAL flush: see history-writer.ts.
+  setHistoryWriter(db, asyncCommitWriter);
+  // The listener starts with the first look-up, not at open: admin commands (the CLI) open the
+  // store too and never cache anything. Until it listens (or the fallback has read the counter)
+  // the epoch is null and look-ups go to the store.
+  let started = false;
+  const epoch = () => {
+    if (!started) {
+      started = true;
+      void changes.start();
+    }
+    return changes.current();
+  };
   return {
     db,
     kind: 'postgres',
-    epoch: () => null,
-    memo: createMemo(() => null),
+    epoch,
+    memo: createMemo(epoch),
+    changes,
     async ping() {
       await sql`select 1`.execute(db);
     },
     async close() {
+      await changes.close();
       await db.destroy();
     },
   };

@@ -5,12 +5,14 @@
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
+import { auditApiRoutes } from './routes/audit-api.ts';
 import { connectionsApiRoutes } from './routes/connections-api.ts';
 import { consoleApiRoutes } from './routes/console-api.ts';
 import { keysApiRoutes } from './routes/keys-api.ts';
 import { pageRoutes } from './routes/pages.ts';
 import { passwordApiRoutes } from './routes/password-api.ts';
 import { sessionApiRoutes } from './routes/session-api.ts';
+import { toolsApiRoutes } from './routes/tools-api.ts';
 import { usersApiRoutes } from './routes/users-api.ts';
 import { ASSETS_PREFIX, PAGE_SECURITY_HEADERS, WebShell } from './shell.ts';
 import { SignInLimiter } from './sign-in-limiter.ts';
@@ -61,6 +63,8 @@ export function webApp(opts: WebOptions = {}) {
           passwordApiRoutes(api, svc, limiter);
           connectionsApiRoutes(api, svc);
           consoleApiRoutes(api, svc);
+          toolsApiRoutes(api, svc);
+          auditApiRoutes(api, svc);
         }, { prefix: WEB_API_PREFIX });
       }, { prefix });
     }

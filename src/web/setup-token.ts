@@ -5,6 +5,7 @@
 // later (shell history, logs) is worthless.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { recordAudit } from '../access/audit.ts';
 import { nowIso } from '../ids.ts';
 import type { Database } from '../store/schema.ts';
 import { createUser, type User } from '../workspaces/users.ts';
@@ -53,11 +54,13 @@ export async function setupTokenUsable(db: Kysely<Database>, slug: string, token
   return setupTokenMatches(db, ws.id, token);
 }
 
-/** Creates the first admin with the setup token, and burns the token. */
+/** Creates the first admin with the setup token, and burns the token. Audited as
+ * `user.created` and `setup.used`, both by the new admin from `ip` (nobody is signed in yet). */
 export async function redeemSetupToken(
   db: Kysely<Database>,
   slug: string,
   input: { token: string; email: string; password: string },
+  ip: string | null,
 ): Promise<User> {
   const ws = await getWorkspace(db, slug);
   if (await workspaceHasUsers(db, ws.id)) throw new SetupUnavailableError();
@@ -68,6 +71,10 @@ export async function redeemSetupToken(
   return db.transaction().execute(async (trx) => {
     const deleted = await trx.deleteFrom('web_setup_tokens').where('workspace_id', '=', ws.id).executeTakeFirst();
     if (Number(deleted.numDeletedRows ?? 0) === 0) throw new SetupUnavailableError();
-    return createUser(trx, { workspace: slug, email: input.email, role: 'admin', password: input.password });
+    const anonymous = { userId: null, email: input.email.trim().toLowerCase(), keyId: null, ip, source: 'ui' as const };
+    const user = await createUser(trx, { workspace: slug, email: input.email, role: 'admin', password: input.password }, anonymous);
+    const actor = { ...anonymous, userId: user.id, email: user.email };
+    await recordAudit(trx, { workspaceId: ws.id, actor, action: 'setup.used', target: { type: 'workspace', id: ws.id, name: ws.slug } });
+    return user;
   });
 }

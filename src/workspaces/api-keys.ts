@@ -1,7 +1,8 @@
 // API keys: created for a user, shown once, stored only as a SHA-256 hash. Authentication
-// reads the key, its user and its workspace in one indexed query on every request (no cache),
-// so a revocation, demotion or disabled user made by any process — the CLI included — applies
-// to the very next request.
+// reads the key, its user and its workspace in one indexed query, memoised per process for as
+// long as the store's change epoch allows (src/store/store.ts): a revocation, demotion or
+// disabled user made through this process applies to its very next request, and one made by
+// any other process — the CLI included — within a second (docs/deployment.md).
 import { timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ConflictError, InvalidApiKeyError, InvalidRequestError, NotFoundError } from '../errors.ts';
@@ -11,6 +12,9 @@ import type { Memo } from '../store/store.ts';
 import { generateKey, hashKey, isWellFormedKey, keyPrefix } from './key-format.ts';
 import { getUserRow, type Role } from './users.ts';
 import { getWorkspace, type Plan } from './workspaces.ts';
+import { effectiveRole, parseStoredScope, type KeyScope } from '../access/scope.ts';
+import { cliActor, recordAudit, SYSTEM_ACTOR, type Actor } from '../access/audit.ts';
+import { resolveExpiry, resolveKeyScope, type KeyCeiling, type KeyLifetimeRequest, type KeyScopeRequest } from '../access/key-scope-input.ts';
 
 export interface ApiKey {
   id: string;
@@ -20,13 +24,24 @@ export interface ApiKey {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  /** What the key narrows (src/access/scope.ts); null: all of its user. */
+  scope: KeyScope | null;
+  expiresAt: string | null;
+  /** Not expired, and expires within EXPIRES_SOON_DAYS: time to rotate. */
+  expiresSoon: boolean;
+  expired: boolean;
 }
 
-/** Who is calling: the result of authentication, passed to every core function. */
+/** A key expiring within this many days is flagged in the lists (web, CLI, GET /keys). */
+export const EXPIRES_SOON_DAYS = 14;
+
+/** Who is calling: the result of authentication, passed to every core function.
+ * `user.role` is the role the caller acts with — the user's current role narrowed by the key's
+ * scope (src/access/scope.ts); `user.accountRole` is the user's own. */
 export interface Principal {
   workspace: { id: string; slug: string; plan: Plan };
-  user: { id: string; email: string; role: Role };
-  apiKey: { id: string; name: string } | null;
+  user: { id: string; email: string; role: Role; accountRole: Role };
+  apiKey: { id: string; name: string; scope: KeyScope | null; expiresAt: string | null } | null;
 }
 
 /** The user and workspace columns every credential look-up (API key, web session) joins in as
@@ -47,7 +62,7 @@ export function toPrincipal(
 ): Principal {
   return {
     workspace: { id: row.workspaceId, slug: row.slug, plan: row.plan },
-    user: { id: row.userId, email: row.email, role: row.role },
+    user: { id: row.userId, email: row.email, role: effectiveRole(row.role, apiKey?.scope ?? null), accountRole: row.role },
     apiKey,
   };
 }
@@ -56,7 +71,21 @@ export function toPrincipal(
 // store write. Once a minute per key is enough to answer "is this key still in use?".
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-function toApiKey(row: ApiKeyRow, email: string): ApiKey {
+// With look-ups memoised (store.memo) the row may carry a last_used_at older than the last
+// write of it (on PostgreSQL that write notifies no other process: migration 0008), so each
+// process also remembers when it last wrote a key's last_used_at.
+const lastUsedWrites = new Map<string, number>();
+function lastUsedWriteDue(keyId: string): boolean {
+  const now = Date.now();
+  if (now - (lastUsedWrites.get(keyId) ?? 0) <= LAST_USED_RESOLUTION_MS) return false;
+  if (lastUsedWrites.size >= 10_000) lastUsedWrites.clear();
+  lastUsedWrites.set(keyId, now);
+  return true;
+}
+
+function toApiKey(row: ApiKeyRow, email: string, now = Date.now()): ApiKey {
+  const expires = row.expires_at === null ? null : Date.parse(row.expires_at);
+  const expired = expires !== null && expires <= now;
   return {
     id: row.id,
     name: row.name,
@@ -65,16 +94,35 @@ function toApiKey(row: ApiKeyRow, email: string): ApiKey {
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
     revokedAt: row.revoked_at,
+    scope: parseStoredScope(row.scope),
+    expiresAt: row.expires_at,
+    expiresSoon: expires !== null && !expired && expires - now <= EXPIRES_SOON_DAYS * 86_400_000,
+    expired,
   };
 }
 
+export interface CreateApiKeyInput extends KeyLifetimeRequest {
+  workspace: string;
+  email: string;
+  name: string;
+  scope?: KeyScopeRequest;
+}
+
+/** Creates a key for a user, at most as wide as the user (and as `ceiling`, the key that asks
+ * for it, if one does): see src/access/key-scope-input.ts. `actor` is recorded in the audit
+ * log; callers without a request (the CLI, tests' set-up) are the local operator. */
 export async function createApiKey(
   db: Kysely<Database>,
-  input: { workspace: string; email: string; name: string },
+  input: CreateApiKeyInput,
+  actor: Actor = cliActor(),
+  ceiling: KeyCeiling | null = null,
 ): Promise<{ apiKey: ApiKey; secret: string }> {
   const name = input.name.trim();
   if (!name || name.length > 100) throw new InvalidRequestError('name must be 1-100 characters', { field: 'name' });
+  const ws = await db.selectFrom('workspaces').select(['id', 'max_key_days']).where('slug', '=', input.workspace.toLowerCase()).executeTakeFirst();
   const user = await getUserRow(db, input.workspace, input.email);
+  const scope = await resolveKeyScope(db, user, input.scope ?? {}, ceiling);
+  const expiresAt = resolveExpiry(input, ws?.max_key_days ?? null, ceiling);
   const secret = generateKey();
   const row: ApiKeyRow = {
     id: newId('key'),
@@ -86,8 +134,18 @@ export async function createApiKey(
     created_at: nowIso(),
     last_used_at: null,
     revoked_at: null,
+    scope: scope ? JSON.stringify(scope) : null,
+    expires_at: expiresAt,
+    expiry_audited: 0,
   };
   await db.insertInto('api_keys').values(row).execute();
+  await recordAudit(db, {
+    workspaceId: user.workspace_id,
+    actor,
+    action: 'key.created',
+    target: { type: 'key', id: row.id, name },
+    changes: { user: user.email, scope, expiresAt },
+  });
   return { apiKey: toApiKey(row, user.email), secret };
 }
 
@@ -104,7 +162,7 @@ export async function listApiKeys(db: Kysely<Database>, workspace: string, userI
   return rows.map((r) => toApiKey(r, r.email));
 }
 
-export async function revokeApiKey(db: Kysely<Database>, workspace: string, keyId: string): Promise<ApiKey> {
+export async function revokeApiKey(db: Kysely<Database>, workspace: string, keyId: string, actor: Actor = cliActor()): Promise<ApiKey> {
   const ws = await getWorkspace(db, workspace);
   const row = await db
     .selectFrom('api_keys')
@@ -115,8 +173,10 @@ export async function revokeApiKey(db: Kysely<Database>, workspace: string, keyI
     .where('api_keys.id', '=', keyId)
     .executeTakeFirst();
   if (!row) throw new NotFoundError('API key not found');
-  const revokedAt = row.revoked_at ?? nowIso();
+  if (row.revoked_at !== null) return toApiKey(row, row.email);
+  const revokedAt = nowIso();
   await db.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
+  await recordAudit(db, { workspaceId: ws.id, actor, action: 'key.revoked', target: { type: 'key', id: row.id, name: row.name }, changes: { user: row.email } });
   return toApiKey({ ...row, revoked_at: revokedAt }, row.email);
 }
 
@@ -152,6 +212,8 @@ export async function authenticateKey(db: Kysely<Database>, presented: string | 
       'k.hash as hash',
       'k.revoked_at as revokedAt',
       'k.last_used_at as lastUsedAt',
+      'k.scope as scope',
+      'k.expires_at as expiresAt',
       ...PRINCIPAL_COLUMNS,
     ])
     .where('k.hash', '=', hash)
@@ -161,9 +223,60 @@ export async function authenticateKey(db: Kysely<Database>, presented: string | 
   // compare guards against a store that matched loosely (collation, trailing spaces).
   if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash))) throw new InvalidApiKeyError();
   if (row.revokedAt !== null || row.disabledAt !== null) throw new InvalidApiKeyError();
-  if (!row.lastUsedAt || Date.now() - Date.parse(row.lastUsedAt) > LAST_USED_RESOLUTION_MS) {
+  // Checked on every request, after the memo: a cached row must not outlive its key.
+  if (row.expiresAt !== null && Date.parse(row.expiresAt) <= Date.now()) {
+    auditExpiry(db, row);
+    throw new InvalidApiKeyError();
+  }
+  if ((!row.lastUsedAt || Date.now() - Date.parse(row.lastUsedAt) > LAST_USED_RESOLUTION_MS) && lastUsedWriteDue(row.keyId)) {
     // Fire and forget: a failed bookkeeping write must not fail the request.
     db.updateTable('api_keys').set({ last_used_at: nowIso() }).where('id', '=', row.keyId).execute().catch(() => {});
   }
-  return toPrincipal(row, { id: row.keyId, name: row.keyName });
+  return toPrincipal(row, { id: row.keyId, name: row.keyName, scope: parseStoredScope(row.scope), expiresAt: row.expiresAt });
+}
+
+/** The first refused request after expiry writes `key.expired`, once: the conditional UPDATE
+ * lets exactly one request (of any process) win. Fire and forget — the answer is the same 401
+ * whether or not the bookkeeping lands. */
+function auditExpiry(db: Kysely<Database>, row: { keyId: string; keyName: string; workspaceId: string; expiresAt: string | null }): void {
+  db.updateTable('api_keys')
+    .set({ expiry_audited: 1 })
+    .where('id', '=', row.keyId)
+    .where('expiry_audited', '=', 0)
+    .executeTakeFirst()
+    .then(async (result) => {
+      if (Number(result.numUpdatedRows ?? 0) === 0) return;
+      await recordAudit(db, {
+        workspaceId: row.workspaceId,
+        actor: SYSTEM_ACTOR,
+        action: 'key.expired',
+        target: { type: 'key', id: row.keyId, name: row.keyName },
+        changes: { expiresAt: row.expiresAt },
+      });
+    })
+    .catch(() => {});
+}
+
+/** GET /keys/self: what the presenting key may do, and until when. `effective` is the
+ * intersection a program can act on without knowing dbq's rules. */
+export async function describeOwnKey(db: Kysely<Database>, principal: Principal) {
+  if (!principal.apiKey) throw new NotFoundError('API key not found');
+  const row = await db.selectFrom('api_keys').select(['prefix']).where('id', '=', principal.apiKey.id).executeTakeFirst();
+  const scope = principal.apiKey.scope;
+  return {
+    apiKey: {
+      id: principal.apiKey.id,
+      name: principal.apiKey.name,
+      prefix: row?.prefix ?? '',
+      scope,
+      expiresAt: principal.apiKey.expiresAt,
+      user: { id: principal.user.id, email: principal.user.email, role: principal.user.accountRole },
+    },
+    effective: {
+      readOnly: principal.user.role !== 'admin',
+      rawSql: !scope?.toolsOnly,
+      connections: scope?.connections ?? null,
+      tools: scope?.tools ?? null,
+    },
+  };
 }

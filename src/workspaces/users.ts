@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { inTransaction, recordAudit, type Actor } from '../access/audit.ts';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { Database, UserRow } from '../store/schema.ts';
@@ -49,6 +50,7 @@ export function assertPassword(password: string): void {
 export async function createUser(
   db: Kysely<Database>,
   input: { workspace: string; email: string; role: string; password?: string | null },
+  actor: Actor,
 ): Promise<User> {
   const ws = await getWorkspace(db, input.workspace);
   const email = input.email.trim().toLowerCase();
@@ -67,8 +69,15 @@ export async function createUser(
   };
   const existing = await findUserRow(db, ws.id, email);
   if (existing) throw new ConflictError(`User ${email} already exists in workspace ${ws.slug}`);
-  await db.insertInto('users').values(row).execute();
+  await inTransaction(db, async (trx) => {
+    await trx.insertInto('users').values(row).execute();
+    await recordAudit(trx, { workspaceId: ws.id, actor, action: 'user.created', target: userTarget(row), changes: { role: row.role } });
+  });
   return toUser(row);
+}
+
+function userTarget(row: UserRow) {
+  return { type: 'user', id: row.id, name: row.email };
 }
 
 export async function findUserRow(db: Kysely<Database>, workspaceId: string, email: string): Promise<UserRow | undefined> {
@@ -93,18 +102,35 @@ export async function listUsers(db: Kysely<Database>, workspace: string): Promis
   return rows.map(toUser);
 }
 
-export async function setUserRole(db: Kysely<Database>, workspace: string, email: string, role: string): Promise<User> {
+/** Audited as `user.role_changed` when the role is a different one (setting the same role
+ * changes nothing anyone may do). */
+export async function setUserRole(db: Kysely<Database>, workspace: string, email: string, role: string, actor: Actor): Promise<User> {
   const row = await getUserRow(db, workspace, email);
   const updated = { role: assertRole(role), updated_at: nowIso() };
-  await db.updateTable('users').set(updated).where('id', '=', row.id).execute();
+  await inTransaction(db, async (trx) => {
+    await trx.updateTable('users').set(updated).where('id', '=', row.id).execute();
+    if (updated.role === row.role) return;
+    await recordAudit(trx, {
+      workspaceId: row.workspace_id,
+      actor,
+      action: 'user.role_changed',
+      target: userTarget(row),
+      changes: { role: { from: row.role, to: updated.role } },
+    });
+  });
   return toUser({ ...row, ...updated });
 }
 
-export async function setUserDisabled(db: Kysely<Database>, workspace: string, email: string, disabled: boolean): Promise<User> {
+/** Audited as `user.disabled` / `user.enabled` when the state actually flips. */
+export async function setUserDisabled(db: Kysely<Database>, workspace: string, email: string, disabled: boolean, actor: Actor): Promise<User> {
   const row = await getUserRow(db, workspace, email);
   const now = nowIso();
   const updated = { disabled_at: disabled ? (row.disabled_at ?? now) : null, updated_at: now };
-  await db.updateTable('users').set(updated).where('id', '=', row.id).execute();
+  await inTransaction(db, async (trx) => {
+    await trx.updateTable('users').set(updated).where('id', '=', row.id).execute();
+    if ((row.disabled_at !== null) === disabled) return;
+    await recordAudit(trx, { workspaceId: row.workspace_id, actor, action: disabled ? 'user.disabled' : 'user.enabled', target: userTarget(row) });
+  });
   return toUser({ ...row, ...updated });
 }
 

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { inTransaction, recordAudit, type Actor } from '../access/audit.ts';
 import { ConflictError, InvalidRequestError, WorkspaceNotFoundError } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { Database, WorkspaceRow } from '../store/schema.ts';
@@ -37,6 +38,7 @@ export async function createWorkspace(db: Kysely<Database>, input: { slug: strin
     slug,
     name: input.name ?? slug,
     plan: assertPlan(input.plan ?? 'free'),
+    max_key_days: null,
     created_at: nowIso(),
   };
   const existing = await db.selectFrom('workspaces').select('id').where('slug', '=', slug).executeTakeFirst();
@@ -61,10 +63,22 @@ export async function listWorkspaces(db: Kysely<Database>): Promise<Workspace[]>
   return rows.map(toWorkspace);
 }
 
-export async function setWorkspacePlan(db: Kysely<Database>, slug: string, plan: string): Promise<Workspace> {
+/** Audited as `workspace.plan_changed` when the plan is a different one. */
+export async function setWorkspacePlan(db: Kysely<Database>, slug: string, plan: string, actor: Actor): Promise<Workspace> {
   const ws = await getWorkspace(db, slug);
-  await db.updateTable('workspaces').set({ plan: assertPlan(plan) }).where('id', '=', ws.id).execute();
-  return { ...ws, plan: plan as Plan };
+  const to = assertPlan(plan);
+  await inTransaction(db, async (trx) => {
+    await trx.updateTable('workspaces').set({ plan: to }).where('id', '=', ws.id).execute();
+    if (to === ws.plan) return;
+    await recordAudit(trx, {
+      workspaceId: ws.id,
+      actor,
+      action: 'workspace.plan_changed',
+      target: { type: 'workspace', id: ws.id, name: ws.slug },
+      changes: { plan: { from: ws.plan, to } },
+    });
+  });
+  return { ...ws, plan: to };
 }
 
 /** The `default` workspace always exists: it is served at the root URL. Made on `plan`

@@ -1,6 +1,7 @@
 // Builds a real dbq (store, services, Fastify app) in a temp data dir for one test file.
 // Nothing is mocked: the store is a real SQLite file (or a fresh PostgreSQL database), and
 // connections point at the machine's real PostgreSQL, MariaDB and SQLite.
+import { cliActor } from '../../src/access/audit.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -50,11 +51,11 @@ export async function createHarness(env: Record<string, string> = {}, opts: { lo
   await ensureDefaultWorkspace(svc.db);
   // Suites that replay dozens of statements must not trip the free plan's 60 requests per
   // minute; the limits themselves are proven in test/rate-limit*.test.ts.
-  await setWorkspacePlan(svc.db, 'default', 'enterprise');
+  await setWorkspacePlan(svc.db, 'default', 'enterprise', cliActor());
   await createWorkspace(svc.db, { slug: 'other', plan: 'professional' });
-  await createUser(svc.db, { workspace: 'default', email: 'admin@acme.test', role: 'admin', password: 'correct horse' });
-  await createUser(svc.db, { workspace: 'default', email: 'reader@acme.test', role: 'read_only' });
-  await createUser(svc.db, { workspace: 'other', email: 'admin@other.test', role: 'admin' });
+  await createUser(svc.db, { workspace: 'default', email: 'admin@acme.test', role: 'admin', password: 'correct horse' }, cliActor());
+  await createUser(svc.db, { workspace: 'default', email: 'reader@acme.test', role: 'read_only' }, cliActor());
+  await createUser(svc.db, { workspace: 'other', email: 'admin@other.test', role: 'admin' }, cliActor());
   const adminKey = (await createApiKey(svc.db, { workspace: 'default', email: 'admin@acme.test', name: 'admin-key' })).secret;
   const readerKey = (await createApiKey(svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'reader-key' })).secret;
   const otherKey = (await createApiKey(svc.db, { workspace: 'other', email: 'admin@other.test', name: 'other-key' })).secret;

@@ -3,6 +3,7 @@
 // session registry the tests can watch, then bound to 127.0.0.1 on a free port. It has a
 // SQLite connection `lite` (a file under the harness's sqlite dir) and a PostgreSQL
 // connection `pg` (the machine's real server).
+import { cliActor } from '../../src/access/audit.ts';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -53,8 +54,8 @@ export async function createMcpHarness(opts: McpOptions = {}): Promise<McpHarnes
   lite.close();
   const ws = await getWorkspace(h.svc.db, 'default');
   const deps = { db: h.svc.db, secretBox: h.svc.secretBox, sqliteDir: h.config.sqliteDir };
-  await createConnection(deps, ws.id, { name: 'lite', url: 'sqlite:mcp.db' });
-  await createConnection(deps, ws.id, { name: 'pg', url: PG_URL });
+  await createConnection(deps, ws.id, { name: 'lite', url: 'sqlite:mcp.db' }, cliActor());
+  await createConnection(deps, ws.id, { name: 'pg', url: PG_URL }, cliActor());
 
   const clients: Client[] = [];
   let users = 0;
@@ -78,7 +79,7 @@ export async function createMcpHarness(opts: McpOptions = {}): Promise<McpHarnes
     },
     async freshKey(role) {
       const email = `mcp-${++users}-${role}@acme.test`;
-      await createUser(h.svc.db, { workspace: 'default', email, role });
+      await createUser(h.svc.db, { workspace: 'default', email, role }, cliActor());
       const { apiKey, secret } = await createApiKey(h.svc.db, { workspace: 'default', email, name: `mcp-${users}` });
       return { secret, keyId: apiKey.id, email };
     },

@@ -10,6 +10,7 @@
 // `{ t: 'heap', heapUsed, rss }`; asked `{ t: 'snapshot', file }`, it writes a heap snapshot
 // there (for comparing retained objects by constructor) and answers `{ t: 'snapshot', file }`.
 // The measurement travels over IPC, never through an HTTP endpoint of the product.
+import { cliActor } from '../../src/access/audit.ts';
 import fs from 'node:fs';
 import { setImmediate as tick } from 'node:timers/promises';
 import v8 from 'node:v8';
@@ -31,11 +32,11 @@ const dataDir = tempDir('dbq-heap-');
 const config = loadConfig({ DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'silent' });
 const svc = await createServices(config);
 // The plan's request limit is not under test; an enterprise plan has none.
-await setWorkspacePlan(svc.db, 'default', 'enterprise');
-await createUser(svc.db, { workspace: 'default', email: 'heap@dbq.test', role: 'admin' });
+await setWorkspacePlan(svc.db, 'default', 'enterprise', cliActor());
+await createUser(svc.db, { workspace: 'default', email: 'heap@dbq.test', role: 'admin' }, cliActor());
 const { secret: key } = await createApiKey(svc.db, { workspace: 'default', email: 'heap@dbq.test', name: 'heap' });
 const ws = await getWorkspace(svc.db, 'default');
-await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir }, ws.id, { name: 'pg', url: pgUrl });
+await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir }, ws.id, { name: 'pg', url: pgUrl }, cliActor());
 const app = await buildApp(svc, frontDoors());
 const origin = await app.listen({ port: 0, host: '127.0.0.1' });
 

@@ -60,6 +60,7 @@ export const api = {
   get: <T>(path: string, signal?: AbortSignal) => call<T>('GET', path, undefined, signal),
   post: <T>(path: string, body?: unknown, signal?: AbortSignal) => call<T>('POST', path, body ?? {}, signal),
   patch: <T>(path: string, body: unknown) => call<T>('PATCH', path, body),
+  put: <T>(path: string, body: unknown) => call<T>('PUT', path, body),
   del: <T>(path: string) => call<T>('DELETE', path),
 };
 

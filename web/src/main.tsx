@@ -3,12 +3,14 @@ import './styles.css';
 import { PAGE } from './env.ts';
 import { AccountPage } from './pages/account.tsx';
 import { ApiKeysPage } from './pages/api-keys.tsx';
+import { AuditPage } from './pages/audit.tsx';
 import { ConnectionsPage } from './pages/connections.tsx';
 import { ConsolePage } from './pages/console.tsx';
 import { ForbiddenPage, NotFoundPage } from './pages/errors.tsx';
 import { LoginPage } from './pages/login.tsx';
 import { SetPasswordPage } from './pages/set-password.tsx';
 import { SetupPage } from './pages/setup.tsx';
+import { ToolsPage } from './pages/tools.tsx';
 import { UsersPage } from './pages/users.tsx';
 
 const pages: Record<string, () => preact.JSX.Element> = {
@@ -20,6 +22,8 @@ const pages: Record<string, () => preact.JSX.Element> = {
   'api-keys': ApiKeysPage,
   connections: ConnectionsPage,
   users: UsersPage,
+  audit: AuditPage,
+  tools: ToolsPage,
   forbidden: ForbiddenPage,
   'not-found': NotFoundPage,
 };

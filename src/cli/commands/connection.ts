@@ -9,6 +9,8 @@ import { InvalidRequestError } from '../../errors.ts';
 import type { Principal } from '../../workspaces/api-keys.ts';
 import { getWorkspace, type Workspace } from '../../workspaces/workspaces.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
+import { cliActor } from '../../access/audit.ts';
+import { connectionGrantCommands } from './connection-grants.ts';
 
 /** Who reads log in as, and what the audit found (the record never carries a password). */
 function describeReads(c: ConnectionRecord): string {
@@ -20,7 +22,7 @@ function describeReads(c: ConnectionRecord): string {
 
 /** Whoever runs the CLI holds the store, so acts as an admin of the workspace. */
 function cliPrincipal(ws: Workspace): Principal {
-  return { workspace: { id: ws.id, slug: ws.slug, plan: ws.plan }, user: { id: 'cli', email: 'cli', role: 'admin' }, apiKey: null };
+  return { workspace: { id: ws.id, slug: ws.slug, plan: ws.plan }, user: { id: 'cli', email: 'cli', role: 'admin', accountRole: 'admin' }, apiKey: null };
 }
 
 interface SshOpts {
@@ -78,7 +80,7 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
           ...(opts.readUrl !== undefined ? { readUrl: opts.readUrl } : {}),
           ...(opts.createReader ? { createReader: true } : {}),
           ...sshFromOptions(opts),
-        });
+        }, cliActor());
         const via = record.ssh ? ` via SSH ${record.ssh.user}@${record.ssh.host}:${record.ssh.port} (host key ${record.ssh.hostKey})` : '';
         print(opts, { connection: record }, `Added ${record.engine} connection ${record.name} (${record.id})${via}; ${describeReads(record)}`);
       }),
@@ -102,7 +104,7 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
         };
         if (Object.keys(change).length === 0) throw new InvalidRequestError('nothing to change: give --name, --url, --read-only or --no-read-only');
         const ws = await getWorkspace(svc.db, opts.workspace);
-        const record = await changeConnection(svc, ws.id, opts.connection, change);
+        const record = await changeConnection(svc, ws.id, opts.connection, change, cliActor());
         print(opts, { connection: record }, `Updated ${record.name} (${record.id})${record.readOnly ? ', read-only' : ''}; ${describeReads(record)}`);
       }),
     );
@@ -125,6 +127,7 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
           ws.id,
           opts.connection,
           opts.create ? { createReader: true } : opts.readUrl !== undefined ? { readUrl: opts.readUrl } : { readUser: null },
+          cliActor(),
         );
         print(opts, { connection: record }, `${record.name}: ${describeReads(record)}`);
       }),
@@ -152,7 +155,7 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
     .action((opts: OneConnectionOpts) =>
       withCore(ctx, async (svc) => {
         const ws = await getWorkspace(svc.db, opts.workspace);
-        const record = await deleteConnection(svc.db, ws.id, opts.connection);
+        const record = await deleteConnection(svc.db, ws.id, opts.connection, cliActor());
         await svc.pools.drop(record.id);
         print(opts, { deleted: true, connection: record }, `Removed ${record.name} (${record.id})`);
       }),
@@ -173,4 +176,5 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
         print(opts, { connections }, lines.length ? lines.join('\n') : `no connections in workspace ${opts.workspace}`);
       }),
     );
+  connectionGrantCommands(connection, ctx);
 }

@@ -3,6 +3,7 @@ import { type Command, Option } from 'commander';
 import { issuePasswordToken, PASSWORD_LINK_PATH, type PasswordLink } from '../../web/password-token.ts';
 import { createUser, deleteUser, listUsers, setUserDisabled, setUserPassword, setUserRole } from '../../workspaces/users.ts';
 import type { Services } from '../../services.ts';
+import { cliActor } from '../../access/audit.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
 import { readNewPassword, readPasswordFromStdin } from '../password-input.ts';
 import { workspaceWebUrl } from '../workspace-url.ts';
@@ -28,7 +29,7 @@ export function userCommands(program: Command, ctx: CliContext): void {
     .action((opts: { workspace: string; email: string; role: string; password?: string; passwordStdin?: boolean } & JsonOpt) =>
       withCore(ctx, async (svc) => {
         const password = opts.passwordStdin ? await readPasswordFromStdin() : opts.password;
-        const u = await createUser(svc.db, { workspace: opts.workspace, email: opts.email, role: opts.role, password: password ?? null });
+        const u = await createUser(svc.db, { workspace: opts.workspace, email: opts.email, role: opts.role, password: password ?? null }, cliActor());
         if (password !== undefined) return print(opts, { user: u }, `Created ${u.role} user ${u.email} (${u.id})`);
         const link = linkOf(svc, opts.workspace, await issuePasswordToken(svc.db, opts.workspace, u.email));
         print(opts, { user: u, ...link }, `Created ${u.role} user ${u.email} (${u.id}).\n${linkLine(link)}`);
@@ -69,7 +70,7 @@ export function userCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'print JSON')
     .action((opts: { workspace: string; email: string; role: string } & JsonOpt) =>
       withCore(ctx, async (svc) => {
-        const u = await setUserRole(svc.db, opts.workspace, opts.email, opts.role);
+        const u = await setUserRole(svc.db, opts.workspace, opts.email, opts.role, cliActor());
         print(opts, { user: u }, `${u.email} is now ${u.role}`);
       }),
     );
@@ -82,7 +83,7 @@ export function userCommands(program: Command, ctx: CliContext): void {
       .option('--json', 'print JSON')
       .action((opts: { workspace: string; email: string } & JsonOpt) =>
         withCore(ctx, async (svc) => {
-          const u = await setUserDisabled(svc.db, opts.workspace, opts.email, disabled);
+          const u = await setUserDisabled(svc.db, opts.workspace, opts.email, disabled, cliActor());
           print(opts, { user: u }, `${u.email} is ${u.disabled ? 'disabled' : 'enabled'}`);
         }),
       );

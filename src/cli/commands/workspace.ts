@@ -3,6 +3,8 @@ import { type Command, Option } from 'commander';
 import { ensureWorkspaceSqliteDir, workspaceSqliteDir } from '../../connections/sqlite-path.ts';
 import { createWorkspace, listWorkspaces, setWorkspacePlan, PLANS } from '../../workspaces/workspaces.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
+import { cliActor } from '../../access/audit.ts';
+import { workspaceSettingsCommands } from './workspace-settings.ts';
 
 export function workspaceCommands(program: Command, ctx: CliContext): void {
   const workspace = program.command('workspace').description('manage workspaces');
@@ -25,7 +27,7 @@ export function workspaceCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'print JSON')
     .action((slug: string, plan: string, opts: JsonOpt) =>
       withCore(ctx, async (svc) => {
-        const ws = await setWorkspacePlan(svc.db, slug, plan);
+        const ws = await setWorkspacePlan(svc.db, slug, plan, cliActor());
         print(opts, { workspace: ws }, `Workspace ${ws.slug} is now on plan ${ws.plan}`);
       }),
     );
@@ -40,4 +42,5 @@ export function workspaceCommands(program: Command, ctx: CliContext): void {
         print(opts, { workspaces }, workspaces.map((w) => `${w.slug}\t${w.plan}\t${w.name}\t${w.sqliteDir}`).join('\n'));
       }),
     );
+  workspaceSettingsCommands(workspace, ctx);
 }

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { createConnectionSchema, deleteConnection, listConnections, updateConnectionSchema } from '../../connections/connections.ts';
+import { createConnectionSchema, deleteConnection, updateConnectionSchema } from '../../connections/connections.ts';
 import { addConnection, changeConnection } from '../../connections/save-connection.ts';
 import { testConnection, testConnectionSchema } from '../../connections/test-connection.ts';
 import type { Services } from '../../services.ts';
-import { principalOf, requireAdmin } from '../auth.ts';
+import { principalOf, requireConnectionAdmin, requireUnscopedAdmin } from '../auth.ts';
 import { connectionRecordSchema, jsonSchema, ok, parseInput, readAccessSchema, responses } from '../schema.ts';
 import type { RouteOptions } from './index.ts';
+import { listConnectionsFor } from '../../access/grants.ts';
+import { actorOf } from '../../access/audit.ts';
 
 const idParams = z.object({ id: z.string().min(1).max(200) });
 const testResultSchema = z.object({
@@ -24,15 +26,15 @@ export function connectionRoutes(app: FastifyInstance, svc: Services, { hide }: 
     schema: { hide, tags, summary: 'List the workspace connections, sorted by name', response: responses(z.object({ connections: z.array(connectionRecordSchema) })) },
   }, async (request) => {
     const principal = principalOf(request);
-    return ok({ connections: await listConnections(svc.db, principal.workspace.id) });
+    return ok({ connections: await listConnectionsFor(svc, principal) });
   });
 
   app.post('/connections', {
     schema: { hide, tags, summary: 'Create a connection (admin); `createReader` makes a login that can only read and uses it for every read', body: jsonSchema(createConnectionSchema), response: responses(z.object({ connection: connectionRecordSchema }), 201, [400, 401, 403, 409, 429, 500, 502]) },
   }, async (request, reply) => {
     const principal = principalOf(request);
-    requireAdmin(principal);
-    const connection = await addConnection(svc, principal.workspace.id, parseInput(createConnectionSchema, request.body));
+    requireUnscopedAdmin(principal);
+    const connection = await addConnection(svc, principal.workspace.id, parseInput(createConnectionSchema, request.body), actorOf(principal, request.ip, 'api'));
     return reply.status(201).send(ok({ connection }));
   });
 
@@ -47,9 +49,9 @@ export function connectionRoutes(app: FastifyInstance, svc: Services, { hide }: 
     schema: { hide, tags, summary: 'Change a connection (admin)', params: jsonSchema(idParams), body: jsonSchema(updateConnectionSchema), response: responses(z.object({ connection: connectionRecordSchema }), 200, [400, 401, 403, 404, 409, 429, 500, 502]) },
   }, async (request) => {
     const principal = principalOf(request);
-    requireAdmin(principal);
     const { id } = parseInput(idParams, request.params);
-    const connection = await changeConnection(svc, principal.workspace.id, id, parseInput(updateConnectionSchema, request.body));
+    await requireConnectionAdmin(svc, principal, id);
+    const connection = await changeConnection(svc, principal.workspace.id, id, parseInput(updateConnectionSchema, request.body), actorOf(principal, request.ip, 'api'));
     return ok({ connection });
   });
 
@@ -57,9 +59,9 @@ export function connectionRoutes(app: FastifyInstance, svc: Services, { hide }: 
     schema: { hide, tags, summary: 'Delete a connection and close its pool (admin)', params: jsonSchema(idParams), response: responses(z.object({ deleted: z.boolean(), connection: connectionRecordSchema })) },
   }, async (request) => {
     const principal = principalOf(request);
-    requireAdmin(principal);
     const { id } = parseInput(idParams, request.params);
-    const connection = await deleteConnection(svc.db, principal.workspace.id, id);
+    await requireConnectionAdmin(svc, principal, id);
+    const connection = await deleteConnection(svc.db, principal.workspace.id, id, actorOf(principal, request.ip, 'api'));
     await svc.pools.drop(connection.id);
     return ok({ deleted: true, connection });
   });

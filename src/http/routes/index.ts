@@ -6,13 +6,18 @@ import type { Services } from '../../services.ts';
 import { requestLimitHook } from '../../limits/http.ts';
 import { apiAuthHook } from '../auth.ts';
 import { aiRoutes } from './ai.ts';
+import { auditRoutes } from './audit.ts';
 import { asyncQueryRoutes } from './async-query.ts';
 import { connectionRoutes } from './connections.ts';
 import { exportRoutes } from './export.ts';
 import { historyRoutes } from './history.ts';
 import { objectRoutes } from './objects.ts';
 import { queryRoutes } from './query.ts';
+import { toolRoutes } from './tools.ts';
 import { openapiRoute } from './openapi.ts';
+import { keyRoutes } from './keys.ts';
+import { workspaceRoutes } from './workspace.ts';
+import { grantRoutes } from './grants.ts';
 
 export interface RouteOptions {
   hide: boolean;
@@ -21,7 +26,7 @@ export interface RouteOptions {
 export type ApiRoute = (app: FastifyInstance, svc: Services, opts: RouteOptions) => void;
 
 /** Issues that add resources (MCP, AI, exports) append here. */
-export const API_ROUTES: ApiRoute[] = [connectionRoutes, queryRoutes, historyRoutes, aiRoutes, exportRoutes, asyncQueryRoutes, objectRoutes];
+export const API_ROUTES: ApiRoute[] = [connectionRoutes, queryRoutes, historyRoutes, aiRoutes, exportRoutes, asyncQueryRoutes, objectRoutes, keyRoutes, workspaceRoutes, grantRoutes, auditRoutes, toolRoutes];
 
 export const API_PREFIXES = ['/api', '/api/v1', '/w/:workspace/api', '/w/:workspace/api/v1'];
 

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { getConnectionRow } from '../../connections/connections.ts';
 import type { SchemaTable } from '../../engines/engine.ts';
 import { InvalidRequestError, NotFoundError } from '../../errors.ts';
 import type { DbqTool } from './tool.ts';
+import { getConnectionFor } from '../../access/grants.ts';
+import { assertRawAccess } from '../../access/scope.ts';
 
 const inputSchema = z
   .object({
@@ -48,7 +49,8 @@ export const describeTableTool: DbqTool<typeof inputSchema, typeof outputSchema>
   inputSchema,
   outputSchema,
   handler: (svc) => async (args, { principal }) => {
-    const row = await getConnectionRow(svc.db, principal.workspace.id, args.connectionId);
+    assertRawAccess(principal);
+    const row = await getConnectionFor(svc, principal, args.connectionId);
     const engine = svc.pools.forRead(row);
     let table = pickTable(await engine.listTables(args.schema), args.table);
     const dot = args.table.indexOf('.');

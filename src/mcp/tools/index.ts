@@ -1,10 +1,17 @@
-// The MCP tool list on one screen: each tool file's schemas and handler, registered on a
-// session's McpServer with its behaviour hints. Hints are advice for the client's UI (confirm
-// before a destructive call); enforcement is the key's permissions inside each handler.
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+// The MCP tool list of a session: the built-in tools (one file each, schemas and handler) and
+// the workspace's curated tools (src/access/tools.ts), each a tool of its own with a JSON
+// Schema input built from its parameters. dbq answers tools/list and tools/call itself rather
+// than through McpServer.registerTool, because the list is per caller and changes while the
+// session is open: it is computed at every tools/list for the principal of that very message
+// (its grants, its key's `tools` and `toolsOnly`), so a tools-only key sees only its curated
+// tools. Hints are advice for the client's UI; enforcement is in the core functions.
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type Tool, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
+import { assertRawAccess } from '../../access/scope.ts';
+import { listTools, runTool, type ToolRecord } from '../../access/tools.ts';
+import { zodToInvalidRequest } from '../../http/error-handler.ts';
 import type { Services } from '../../services.ts';
 import type { Principal } from '../../workspaces/api-keys.ts';
 import { toToolError, toToolResult } from '../tool-result.ts';
@@ -15,7 +22,7 @@ import { getQueryHistoryTool } from './get-query-history.ts';
 import { listConnectionsTool } from './list-connections.ts';
 import { listTablesTool } from './list-tables.ts';
 import { searchObjectsTool } from './search-objects.ts';
-import type { DbqTool } from './tool.ts';
+import type { DbqTool, ToolHandler } from './tool.ts';
 
 const READS: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 // An admin key may run writes and DDL through these two (generate_sql with execute: true).
@@ -34,36 +41,78 @@ export interface ToolCallExtra {
   authInfo?: { extra?: Record<string, unknown> };
 }
 
-export function registerTools(server: McpServer, svc: Services, session: ToolSession): void {
-  register(server, svc, session, listConnectionsTool, READS);
-  register(server, svc, session, listTablesTool, READS);
-  register(server, svc, session, describeTableTool, READS);
-  register(server, svc, session, searchObjectsTool, READS);
-  register(server, svc, session, executeQueryTool, MAY_WRITE);
-  register(server, svc, session, getQueryHistoryTool, READS);
-  register(server, svc, session, generateSqlTool, MAY_WRITE);
+type AnyTool = DbqTool<z.ZodObject, z.ZodObject>;
+
+const BUILTINS: [AnyTool, ToolAnnotations][] = [
+  [listConnectionsTool as unknown as AnyTool, READS],
+  [listTablesTool as unknown as AnyTool, READS],
+  [describeTableTool as unknown as AnyTool, READS],
+  [searchObjectsTool as unknown as AnyTool, READS],
+  [executeQueryTool as unknown as AnyTool, MAY_WRITE],
+  [getQueryHistoryTool as unknown as AnyTool, READS],
+  [generateSqlTool as unknown as AnyTool, MAY_WRITE],
+];
+
+/** The JSON Schema draft MCP clients read (what the SDK's McpServer emits for zod 4). */
+function toJson(schema: z.ZodObject, io: 'input' | 'output'): Tool['inputSchema'] {
+  return z.toJSONSchema(schema, { target: 'draft-7', io }) as Tool['inputSchema'];
 }
 
-function register<I extends z.ZodObject, O extends z.ZodObject>(
-  server: McpServer,
-  svc: Services,
-  session: ToolSession,
-  tool: DbqTool<I, O>,
-  annotations: ToolAnnotations,
-): void {
-  const handler = tool.handler(svc);
-  // Widened to the plain ZodObject so the SDK's conditional callback type resolves; the SDK
-  // has parsed `args` with this very schema before the callback runs.
-  const inputSchema: z.ZodObject = tool.inputSchema;
-  const config = { title: tool.title, description: tool.description, inputSchema, outputSchema: tool.outputSchema, annotations };
-  server.registerTool(tool.name, config, async (args, extra) => {
+let builtinDefinitions: Tool[] | null = null;
+
+/** Built once per process: the schemas are module constants. */
+function builtinTools(): Tool[] {
+  builtinDefinitions ??= BUILTINS.map(([tool, annotations]) => ({
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: toJson(tool.inputSchema, 'input'),
+    outputSchema: toJson(tool.outputSchema, 'output'),
+    annotations,
+  }));
+  return builtinDefinitions;
+}
+
+/** A curated tool as MCP shows it. Its result is the /query shape plus `tool`. */
+export function curatedToolDefinition(tool: ToolRecord): Tool {
+  return {
+    name: tool.name,
+    title: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema as Tool['inputSchema'],
+    _meta: { 'dbq/tool': { version: tool.version, connectionId: tool.connectionId, maxRows: tool.maxRows } },
+  };
+}
+
+/** What tools/list answers this principal. */
+export async function toolsFor(svc: Services, principal: Principal): Promise<Tool[]> {
+  const curated = (await listTools(svc, principal)).map(curatedToolDefinition);
+  return principal.apiKey?.scope?.toolsOnly ? curated : [...builtinTools(), ...curated];
+}
+
+export function registerTools(server: Server, svc: Services, session: ToolSession): void {
+  const handlers = new Map<string, ToolHandler<z.ZodObject>>(BUILTINS.map(([tool]) => [tool.name, tool.handler(svc)]));
+  const schemas = new Map<string, z.ZodObject>(BUILTINS.map(([tool]) => [tool.name, tool.inputSchema]));
+  server.registerCapabilities({ tools: { listChanged: true } });
+
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({ tools: await toolsFor(svc, await session.principalOf(extra)) }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name } = request.params;
+    const args = request.params.arguments ?? {};
     const started = performance.now();
     try {
       const principal = await session.principalOf(extra);
-      return toToolResult(await handler(args as z.output<I>, { principal, signal: extra.signal }));
+      const handler = handlers.get(name);
+      if (!handler) return toToolResult(await runTool(svc, principal, name, args, { source: 'mcp', signal: extra.signal }));
+      // Not listed for a tools-only key, and refused the same way when called anyway.
+      assertRawAccess(principal);
+      const input = schemas.get(name)!.safeParse(args);
+      if (!input.success) throw zodToInvalidRequest(input.error);
+      return toToolResult(await handler(input.data, { principal, signal: extra.signal }));
     } catch (err) {
       // session.log names the session by its tag; the id itself stays out of logs.
-      return toToolError(err, session.log, { tool: tool.name, ms: Math.round(performance.now() - started) });
+      return toToolError(err, session.log, { tool: name, ms: Math.round(performance.now() - started) });
     }
   });
 }

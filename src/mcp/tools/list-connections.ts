@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { listConnections } from '../../connections/connections.ts';
 import { connectionRecordSchema } from '../../http/schema.ts';
 import type { DbqTool } from './tool.ts';
+import { listConnectionsFor } from '../../access/grants.ts';
 
 const inputSchema = z.object({}).strict();
 // Output schemas are loose so a field added to the record later does not fail a client's
@@ -20,5 +20,5 @@ export const listConnectionsTool: DbqTool<typeof inputSchema, typeof outputSchem
   ].join(' '),
   inputSchema,
   outputSchema,
-  handler: (svc) => async (_args, { principal }) => ({ connections: await listConnections(svc.db, principal.workspace.id) }),
+  handler: (svc) => async (_args, { principal }) => ({ connections: await listConnectionsFor(svc, principal) }),
 };

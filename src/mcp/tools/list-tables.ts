@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { getConnectionRow } from '../../connections/connections.ts';
 import type { DbqTool } from './tool.ts';
+import { getConnectionFor } from '../../access/grants.ts';
+import { assertRawAccess } from '../../access/scope.ts';
 
 const inputSchema = z
   .object({
@@ -27,7 +28,8 @@ export const listTablesTool: DbqTool<typeof inputSchema, typeof outputSchema> = 
   inputSchema,
   outputSchema,
   handler: (svc) => async (args, { principal }) => {
-    const row = await getConnectionRow(svc.db, principal.workspace.id, args.connectionId);
+    assertRawAccess(principal);
+    const row = await getConnectionFor(svc, principal, args.connectionId);
     const tables = await svc.pools.forRead(row).listTables(args.schema);
     return {
       connectionId: row.id,

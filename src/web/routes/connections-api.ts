@@ -3,13 +3,16 @@
 // delete or test an unsaved config. Records never carry a password.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { createConnectionSchema, deleteConnection, getConnectionRow, listConnections, updateConnectionSchema } from '../../connections/connections.ts';
+import { createConnectionSchema, deleteConnection, updateConnectionSchema } from '../../connections/connections.ts';
 import { addConnection, changeConnection } from '../../connections/save-connection.ts';
 import { testConnection, testConnectionSchema } from '../../connections/test-connection.ts';
 import { requireAdmin } from '../../http/auth.ts';
 import { ok, parseInput } from '../../http/schema.ts';
 import type { Services } from '../../services.ts';
 import { webPrincipal } from '../web-context.ts';
+import { getConnectionFor, getGrants, listConnectionsFor, setGrants } from '../../access/grants.ts';
+import { grantsInputSchema } from '../../http/routes/grants.ts';
+import { actorOf } from '../../access/audit.ts';
 
 const idParams = z.object({ id: z.string().min(1).max(200) });
 // Completion needs names, not a data dictionary: a huge catalogue is cut here.
@@ -22,13 +25,13 @@ export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void 
 
   app.get('/connections', { schema }, async (request) => {
     const p = webPrincipal(request);
-    return ok({ connections: await listConnections(svc.db, p.workspace.id) });
+    return ok({ connections: await listConnectionsFor(svc, p) });
   });
 
   app.post('/connections', { schema }, async (request, reply) => {
     const p = webPrincipal(request);
     requireAdmin(p);
-    const connection = await addConnection(svc, p.workspace.id, parseInput(createConnectionSchema, request.body));
+    const connection = await addConnection(svc, p.workspace.id, parseInput(createConnectionSchema, request.body), actorOf(p, request.ip, 'ui'));
     return reply.status(201).send(ok({ connection }));
   });
 
@@ -36,7 +39,7 @@ export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void 
     const p = webPrincipal(request);
     requireAdmin(p);
     const { id } = parseInput(idParams, request.params);
-    const connection = await changeConnection(svc, p.workspace.id, id, parseInput(updateConnectionSchema, request.body));
+    const connection = await changeConnection(svc, p.workspace.id, id, parseInput(updateConnectionSchema, request.body), actorOf(p, request.ip, 'ui'));
     return ok({ connection });
   });
 
@@ -44,7 +47,7 @@ export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void 
     const p = webPrincipal(request);
     requireAdmin(p);
     const { id } = parseInput(idParams, request.params);
-    const connection = await deleteConnection(svc.db, p.workspace.id, id);
+    const connection = await deleteConnection(svc.db, p.workspace.id, id, actorOf(p, request.ip, 'ui'));
     await svc.pools.drop(connection.id);
     return ok({ deleted: true, connection });
   });
@@ -57,11 +60,23 @@ export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void 
   app.get('/connections/:id/schema', { schema, config }, async (request) => {
     const p = webPrincipal(request);
     const { id } = parseInput(idParams, request.params);
-    const row = await getConnectionRow(svc.db, p.workspace.id, id);
+    const row = await getConnectionFor(svc, p, id);
     const tables = await svc.pools.forRead(row).listTables();
     return ok({
       tables: tables.slice(0, MAX_SCHEMA_TABLES).map((t) => ({ schema: t.schema, name: t.name, kind: t.kind, columns: t.columns.map((c) => ({ name: c.name, type: c.type })) })),
       truncated: tables.length > MAX_SCHEMA_TABLES,
     });
+  });
+
+  // The Access control of the connections page (admins): same core as GET|PUT /connections/{id}/grants.
+  app.get('/connections/:id/grants', { schema }, async (request) => {
+    const { id } = parseInput(idParams, request.params);
+    return ok(await getGrants(svc, webPrincipal(request), id));
+  });
+
+  app.put('/connections/:id/grants', { schema }, async (request) => {
+    const p = webPrincipal(request);
+    const { id } = parseInput(idParams, request.params);
+    return ok(await setGrants(svc, p, id, parseInput(grantsInputSchema, request.body), actorOf(p, request.ip, 'ui')));
   });
 }

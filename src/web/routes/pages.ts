@@ -17,6 +17,8 @@ const PAGES: { path: string; page: PageName; access: Access }[] = [
   { path: '/settings/api-keys', page: 'api-keys', access: 'signed-in' },
   { path: '/settings/connections', page: 'connections', access: 'signed-in' },
   { path: '/settings/users', page: 'users', access: 'admin' },
+  { path: '/settings/audit', page: 'audit', access: 'admin' },
+  { path: '/tools', page: 'tools', access: 'signed-in' },
   { path: '/settings/account', page: 'account', access: 'signed-in' },
 ];
 

@@ -11,6 +11,7 @@ import { checkPassword } from '../sign-in.ts';
 import type { SignInLimiter } from '../sign-in-limiter.ts';
 import { RateLimitedError } from '../../errors.ts';
 import { webContextOf, webPrincipal } from '../web-context.ts';
+import { actorOf, recordAudit } from '../../access/audit.ts';
 
 const loginSchema = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1024) }).strict();
 const setupSchema = z
@@ -52,6 +53,15 @@ export function sessionApiRoutes(app: FastifyInstance, svc: Services, limiter: S
       user = await checkPassword(svc.db, ctx.workspace.id, input.email, input.password);
     } catch (err) {
       limiter.recordFailure(request.ip, input.email);
+      // Nobody is known: the actor and the target are the email tried (never the password).
+      // The limiter above bounds how many of these one address can write.
+      const tried = input.email.toLowerCase();
+      await recordAudit(svc.db, {
+        workspaceId: ctx.workspace.id,
+        actor: { userId: null, email: tried, keyId: null, ip: request.ip, source: 'ui' },
+        action: 'session.sign_in_failed',
+        target: { type: 'user', id: null, name: tried },
+      });
       throw err;
     }
     limiter.recordSuccess(request.ip, input.email);
@@ -61,9 +71,15 @@ export function sessionApiRoutes(app: FastifyInstance, svc: Services, limiter: S
     setSessionCookie(reply, session.token, session.expiresAt, ctx.cookie);
     const principal: Principal = {
       workspace: { id: ctx.workspace.id, slug: ctx.workspace.slug, plan: ctx.workspace.plan },
-      user: { id: user.id, email: user.email, role: user.role },
+      user: { id: user.id, email: user.email, role: user.role, accountRole: user.role },
       apiKey: null,
     };
+    await recordAudit(svc.db, {
+      workspaceId: ctx.workspace.id,
+      actor: actorOf(principal, request.ip, 'ui'),
+      action: 'session.signed_in',
+      target: { type: 'user', id: user.id, name: user.email },
+    });
     return ok({ signedIn: true, ...me(principal, session.token) });
   });
 
@@ -82,7 +98,7 @@ export function sessionApiRoutes(app: FastifyInstance, svc: Services, limiter: S
     guard(request, reply, 'setup');
     let user;
     try {
-      user = await redeemSetupToken(svc.db, ctx.workspace.slug, input);
+      user = await redeemSetupToken(svc.db, ctx.workspace.slug, input, request.ip);
     } catch (err) {
       limiter.recordFailure(request.ip, 'setup');
       throw err;
@@ -91,7 +107,7 @@ export function sessionApiRoutes(app: FastifyInstance, svc: Services, limiter: S
     setSessionCookie(reply, session.token, session.expiresAt, ctx.cookie);
     const principal: Principal = {
       workspace: { id: ctx.workspace.id, slug: ctx.workspace.slug, plan: ctx.workspace.plan },
-      user: { id: user.id, email: user.email, role: user.role },
+      user: { id: user.id, email: user.email, role: user.role, accountRole: user.role },
       apiKey: null,
     };
     return reply.status(201).send(ok({ signedIn: true, ...me(principal, session.token) }));

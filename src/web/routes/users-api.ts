@@ -8,6 +8,7 @@ import { ok, parseInput } from '../../http/schema.ts';
 import type { Services } from '../../services.ts';
 import { createUser, listUsers, ROLES, setUserDisabled, setUserRole, type Role, type User } from '../../workspaces/users.ts';
 import { deleteUserSessions } from '../sessions.ts';
+import { actorOf } from '../../access/audit.ts';
 import { webPrincipal } from '../web-context.ts';
 
 const roleSchema = z.enum(ROLES as [Role, ...Role[]]);
@@ -33,7 +34,7 @@ export function usersApiRoutes(app: FastifyInstance, svc: Services): void {
   app.post('/users', { schema }, async (request, reply) => {
     const p = webPrincipal(request);
     requireAdmin(p);
-    const user = await createUser(svc.db, { workspace: p.workspace.slug, ...parseInput(createSchema, request.body) });
+    const user = await createUser(svc.db, { workspace: p.workspace.slug, ...parseInput(createSchema, request.body) }, actorOf(p, request.ip, 'ui'));
     return reply.status(201).send(ok({ user }));
   });
 
@@ -49,10 +50,11 @@ export function usersApiRoutes(app: FastifyInstance, svc: Services): void {
     if (target.id === p.user.id && (input.disabled === true || (input.role && input.role !== 'admin'))) {
       throw new InvalidRequestError('You cannot disable or demote your own account');
     }
+    const actor = actorOf(p, request.ip, 'ui');
     let user: User = target;
-    if (input.role) user = await setUserRole(svc.db, p.workspace.slug, target.email, input.role);
+    if (input.role) user = await setUserRole(svc.db, p.workspace.slug, target.email, input.role, actor);
     if (input.disabled !== undefined) {
-      user = await setUserDisabled(svc.db, p.workspace.slug, target.email, input.disabled);
+      user = await setUserDisabled(svc.db, p.workspace.slug, target.email, input.disabled, actor);
       if (input.disabled) await deleteUserSessions(svc.db, target.id);
     }
     return ok({ user });

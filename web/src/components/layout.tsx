@@ -5,9 +5,11 @@ import { href, PAGE, WORKSPACE } from '../env.ts';
 
 const NAV: { page: string; path: string; label: string; adminOnly?: boolean }[] = [
   { page: 'console', path: '/', label: 'Console' },
+  { page: 'tools', path: '/tools', label: 'Tools' },
   { page: 'api-keys', path: '/settings/api-keys', label: 'API keys' },
   { page: 'connections', path: '/settings/connections', label: 'Connections' },
   { page: 'users', path: '/settings/users', label: 'Users', adminOnly: true },
+  { page: 'audit', path: '/settings/audit', label: 'Audit log', adminOnly: true },
   { page: 'account', path: '/settings/account', label: 'Account' },
 ];
 

@@ -2,6 +2,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, handleSignedOut } from '../api.ts';
 import { ConfirmDialog } from '../components/confirm-dialog.tsx';
 import { ErrorBox, Layout } from '../components/layout.tsx';
+import { KeyLifetimeSetting } from '../components/key-lifetime-setting.tsx';
+import { NewKeyForm, scopeText, type KeyRequest } from '../components/new-key-form.tsx';
 import { formatTime, relativeTime } from '../format.ts';
 import { useMe } from '../hooks.ts';
 
@@ -13,6 +15,17 @@ interface ApiKey {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  scope: { readOnly?: boolean; connections?: string[]; toolsOnly?: boolean; tools?: string[] } | null;
+  expiresAt: string | null;
+  expiresSoon: boolean;
+  expired: boolean;
+}
+
+function StatusBadge({ k }: { k: ApiKey }) {
+  if (k.revokedAt) return <span class="badge badge-muted" title={`Revoked ${formatTime(k.revokedAt)}`}>Revoked</span>;
+  if (k.expired) return <span class="badge badge-muted" title={`Expired ${formatTime(k.expiresAt!)}`}>Expired</span>;
+  if (k.expiresSoon) return <span class="badge badge-warn" title={`Expires ${formatTime(k.expiresAt!)}`}>Expires soon</span>;
+  return <span class="badge badge-ok">Active</span>;
 }
 
 export function ApiKeysPage() {
@@ -21,41 +34,38 @@ export function ApiKeysPage() {
   const [scope, setScope] = useState<'workspace' | 'own'>('own');
   const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
-  const [name, setName] = useState('');
+  const [connections, setConnections] = useState<{ id: string; name: string }[]>([]);
+  const [maxKeyDays, setMaxKeyDays] = useState<number | null>(null);
   const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<{ apiKey: ApiKey; secret: string } | null>(null);
   const [copied, setCopied] = useState(false);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const [removing, setRemoving] = useState<ApiKey | null>(null);
-  const nameRef = useRef<HTMLInputElement>(null);
   const secretRef = useRef<HTMLElement>(null);
 
+  const names = new Map(connections.map((c) => [c.id, c.name]));
   const fail = (err: unknown) => {
     if (!handleSignedOut(err)) setError(err instanceof ApiError ? err.message : String(err));
   };
   const load = () =>
-    api.get<{ apiKeys: ApiKey[]; scope: 'workspace' | 'own' }>('/keys').then((d) => {
+    api.get<{ apiKeys: ApiKey[]; scope: 'workspace' | 'own'; maxKeyDays: number | null; connections: { id: string; name: string }[] }>('/keys').then((d) => {
       setKeys(d.apiKeys);
       setScope(d.scope);
+      setMaxKeyDays(d.maxKeyDays);
+      setConnections(d.connections);
     }, fail);
 
   useEffect(() => {
     if (me) void load();
   }, [me]);
-  useEffect(() => {
-    if (creating) nameRef.current?.focus();
-  }, [creating]);
-
-  const create = async (e: Event) => {
-    e.preventDefault();
+  const create = async (request: KeyRequest) => {
     setBusy(true);
     setError(null);
     try {
-      const result = await api.post<{ apiKey: ApiKey; secret: string }>('/keys', { name });
+      const result = await api.post<{ apiKey: ApiKey; secret: string }>('/keys', request);
       setCreated(result);
       setCopied(false);
       setCreating(false);
-      setName('');
       await load();
       secretRef.current?.focus();
     } catch (err) {
@@ -120,7 +130,8 @@ export function ApiKeysPage() {
         <div>
           <h1>API keys</h1>
           <p class="muted">
-            Keys authenticate programs against <code>/api</code>, <code>/mcp</code> and <code>/sse</code> with your permissions.
+            Keys authenticate programs against <code>/api</code>, <code>/mcp</code> and <code>/sse</code> with your permissions, or fewer:
+            a key can be read-only, limited to some connections or to curated tools, and expire.
             {scope === 'workspace' ? ' As an admin you see every key in this workspace.' : ' You see your own keys.'}
           </p>
         </div>
@@ -131,22 +142,10 @@ export function ApiKeysPage() {
         )}
       </div>
       <ErrorBox error={error} />
-      {creating && (
-        <form class="card inline-form" onSubmit={create} aria-label="New API key">
-          <label class="field">
-            <span>Name</span>
-            <input ref={nameRef} required maxLength={100} placeholder="e.g. ci-pipeline" value={name} onInput={(e) => setName(e.currentTarget.value)} />
-          </label>
-          <div class="form-actions">
-            <button type="submit" class="btn btn-primary" disabled={busy}>
-              Create
-            </button>
-            <button type="button" class="btn" onClick={() => setCreating(false)}>
-              Cancel
-            </button>
-          </div>
-        </form>
+      {scope === 'workspace' && keys !== null && (
+        <KeyLifetimeSetting maxKeyDays={maxKeyDays} onSaved={setMaxKeyDays} onError={fail} />
       )}
+      {creating && <NewKeyForm connections={connections} maxKeyDays={maxKeyDays} busy={busy} onSubmit={create} onCancel={() => setCreating(false)} />}
       {created && (
         <section class="card new-key" role="status" aria-labelledby="new-key-title">
           <h2 id="new-key-title">API key “{created.apiKey.name}” created</h2>
@@ -178,7 +177,9 @@ export function ApiKeysPage() {
                 <th scope="col">Name</th>
                 <th scope="col">Prefix</th>
                 <th scope="col">Created by</th>
+                <th scope="col">Scope</th>
                 <th scope="col">Created</th>
+                <th scope="col">Expires</th>
                 <th scope="col">Last used</th>
                 <th scope="col">Status</th>
                 <th scope="col"><span class="sr-only">Actions</span></th>
@@ -192,14 +193,12 @@ export function ApiKeysPage() {
                     <code>{k.prefix}…</code>
                   </td>
                   <td>{k.user.email}</td>
+                  <td>{scopeText(k.scope, names)}</td>
                   <td title={k.createdAt}>{formatTime(k.createdAt)}</td>
+                  <td title={k.expiresAt ?? ''}>{k.expiresAt ? formatTime(k.expiresAt) : 'Never'}</td>
                   <td title={k.lastUsedAt ?? ''}>{relativeTime(k.lastUsedAt)}</td>
                   <td>
-                    {k.revokedAt ? (
-                      <span class="badge badge-muted" title={`Revoked ${formatTime(k.revokedAt)}`}>Revoked</span>
-                    ) : (
-                      <span class="badge badge-ok">Active</span>
-                    )}
+                    <StatusBadge k={k} />
                   </td>
                   <td class="actions">
                     {k.revokedAt ? (

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, handleSignedOut } from '../api.ts';
 import { ConfirmDialog } from '../components/confirm-dialog.tsx';
+import { ConnectionAccess } from '../components/connection-access.tsx';
 import { ErrorBox, Layout } from '../components/layout.tsx';
 import { useMe } from '../hooks.ts';
 
@@ -161,6 +162,7 @@ export function ConnectionsPage() {
   const [busy, setBusy] = useState(false);
   const [tests, setTests] = useState<Record<string, TestOutcome | 'running'>>({});
   const [deleting, setDeleting] = useState<Connection | null>(null);
+  const [access, setAccess] = useState<Connection | null>(null);
   const nameRef = useRef<HTMLInputElement>(null);
 
   const fail = (err: unknown, set = setError) => {
@@ -428,6 +430,9 @@ export function ConnectionsPage() {
                           <button type="button" class="btn btn-small" aria-label={`Edit ${c.name}`} onClick={() => open(c)}>
                             Edit
                           </button>
+                          <button type="button" class="btn btn-small" aria-label={`Access to ${c.name}`} onClick={() => setAccess(c)}>
+                            Access
+                          </button>
                           <button type="button" class="btn btn-small btn-danger-outline" aria-label={`Delete ${c.name}`} onClick={() => setDeleting(c)}>
                             Delete
                           </button>
@@ -441,6 +446,7 @@ export function ConnectionsPage() {
           </table>
         </div>
       )}
+      {isAdmin && <ConnectionAccess connection={access} onClose={() => setAccess(null)} onError={(err) => setError(err instanceof ApiError ? err.message : String(err))} />}
       <ConfirmDialog open={deleting !== null} title="Delete connection?" confirmLabel="Delete" danger busy={busy} onConfirm={remove} onCancel={() => setDeleting(null)}>
         <p>
           <strong>{deleting?.name}</strong> will be removed from this workspace. Its query history stays. Programs using it by name will get “Connection not found”.

@@ -1,0 +1,310 @@
+// bench/history-scale: GET history on a store holding millions of entries (issue 16, item 3).
+// For each store kind (SQLite, PostgreSQL): a fresh store with the app's migrations, --rows
+// entries generated in the store itself (PostgreSQL: INSERT … SELECT from generate_series;
+// SQLite: INSERT … SELECT from a recursive CTE, 1M rows a transaction), with the secondary
+// indexes dropped during the load and rebuilt after (their definitions read back from the
+// store, so the bench measures exactly the migrations' indexes). Then:
+//   - listHistory (the function GET history runs) for the first page, each filter, a time
+//     window, a reader's own entries and a deep keyset page: median of --runs runs;
+//   - the first page and one filter through HTTP (an in-process server, a real key);
+//   - history retention (pruneHistory, batches by id range) over the oldest ~10%, while one
+//     client writes history entries one after another: their latency p50/p99 during the run,
+//     against the same loop without retention.
+// Entries span 100 days ending now: connections main 80%, reporting ~20%, legacy 0.1%; status
+// failed 2%, rejected 0.1%, timed_out 0.01%; source mcp 10%, ai 2%, ui 0.5%; a tenth are the
+// reader's; 'orders' is in a third of the statements, 'rare_audit_trail' in 1 in 10,007.
+// Usage: node --import tsx bench/history-scale.ts [--rows 10000000] [--runs 7] [--stores sqlite,postgres]
+import fs from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import SqliteDatabase from 'better-sqlite3';
+import pg from 'pg';
+import { cliActor } from '../src/access/audit.ts';
+import { loadConfig } from '../src/config.ts';
+import { listHistory, pruneHistory, writeHistory, type HistoryQuery } from '../src/history/history.ts';
+import { buildApp } from '../src/http/app.ts';
+import { frontDoors } from '../src/http/front-doors.ts';
+import { createLogger } from '../src/logger.ts';
+import { closeServices, createServices, type Services } from '../src/services.ts';
+import { authenticateKey, createApiKey, type Principal } from '../src/workspaces/api-keys.ts';
+import { createUser } from '../src/workspaces/users.ts';
+import { createWorkspace, getWorkspace } from '../src/workspaces/workspaces.ts';
+import { freshPostgresDatabase, tempDir } from '../test/support/databases.ts';
+import { option } from './support/args.ts';
+import { percentile } from './support/load.ts';
+
+const ROWS = Number(option('rows', '10000000'));
+const RUNS = Number(option('runs', '7'));
+const STORES = option('stores', 'sqlite,postgres').split(',');
+const CHUNK = 1_000_000;
+const DAY = 86_400_000;
+const SPAN_DAYS = 100;
+const RETENTION_DAYS = 90;
+const B32 = '0123456789abcdefghjkmnpqrstvwxyz';
+
+type Kind = 'sqlite' | 'postgres';
+
+interface Setup {
+  svc: Services;
+  admin: Principal;
+  reader: Principal;
+  adminKey: string;
+  wsId: string;
+  t0: number;
+  step: number;
+}
+
+/** The generated rows' SELECT list, in one dialect: `g` is the row number (1..ROWS). */
+function selectList(kind: Kind, s: { wsId: string; adminId: string; readerId: string; keyId: string; t0: number; step: number }): string {
+  const t = `(${s.t0} + g * ${s.step})`;
+  const digit = (k: number) => (kind === 'postgres' ? `substr('${B32}', (((${t}) >> ${5 * k}) & 31)::int + 1, 1)` : `substr('${B32}', (((${t}) >> ${5 * k}) & 31) + 1, 1)`);
+  const time = Array.from({ length: 10 }, (_, i) => digit(9 - i)).join(' || ');
+  const pad16 = kind === 'postgres' ? `lpad(g::text, 16, '0')` : `substr('0000000000000000' || g, -16, 16)`;
+  const created =
+    kind === 'postgres'
+      ? `to_char(to_timestamp(${t} / 1000.0) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+      : `strftime('%Y-%m-%dT%H:%M:%fZ', ${t} / 1000.0, 'unixepoch')`;
+  return `
+    'h_' || ${time} || ${pad16},
+    '${s.wsId}',
+    'q_' || g,
+    case when g % 1000 = 7 then 'conn_legacy' when g % 5 = 0 then 'conn_reporting' else 'conn_main' end,
+    case when g % 1000 = 7 then 'legacy' when g % 5 = 0 then 'reporting' else 'main' end,
+    case when g % 10007 = 3 then 'SELECT * FROM rare_audit_trail WHERE id = ' || g
+         when g % 3 = 0 then 'SELECT * FROM orders WHERE id = ' || g
+         else 'SELECT count(*) FROM customers WHERE region = ' || (g % 50) end,
+    'SELECT',
+    case when g % 10009 = 5 then 'timed_out' when g % 997 = 2 then 'rejected' when g % 50 = 1 then 'failed' else 'succeeded' end,
+    g % 100,
+    null,
+    g % 500,
+    case when g % 50 = 1 then 'relation does not exist' else null end,
+    case when g % 200 = 3 then 'ui' when g % 50 = 4 then 'ai' when g % 10 = 5 then 'mcp' else 'api' end,
+    '${s.keyId}',
+    'bench',
+    case when g % 10 = 0 then '${s.readerId}' else '${s.adminId}' end,
+    case when g % 10 = 0 then 'reader@bench.test' else 'admin@bench.test' end,
+    ${created}`;
+}
+
+const COLUMNS =
+  'id, workspace_id, query_id, connection_id, connection_name, sql, statement_type, status, row_count, affected_rows, duration_ms, error, source, api_key_id, api_key_name, user_id, user_email, created_at';
+
+async function setup(kind: Kind): Promise<{ setup: Setup; cleanup(): Promise<void>; storeUrl: string | null; dataDir: string }> {
+  const dataDir = tempDir('dbq-history-bench-');
+  const fresh = kind === 'postgres' ? await freshPostgresDatabase() : null;
+  const env: Record<string, string> = { DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'warn', DBQ_SECRET_KEY: 'ab'.repeat(32) };
+  if (fresh) env.DBQ_STORE_URL = fresh.url;
+  const svc = await createServices(loadConfig(env), { logger: createLogger('warn') });
+  await createWorkspace(svc.db, { slug: 'bench', plan: 'enterprise' });
+  await createUser(svc.db, { workspace: 'bench', email: 'admin@bench.test', role: 'admin' }, cliActor());
+  await createUser(svc.db, { workspace: 'bench', email: 'reader@bench.test', role: 'read_only' }, cliActor());
+  const adminKey = await createApiKey(svc.db, { workspace: 'bench', email: 'admin@bench.test', name: 'bench' });
+  const readerKey = await createApiKey(svc.db, { workspace: 'bench', email: 'reader@bench.test', name: 'bench' });
+  const admin = await authenticateKey(svc.db, adminKey.secret);
+  const reader = await authenticateKey(svc.db, readerKey.secret);
+  const ws = await getWorkspace(svc.db, 'bench');
+  const t0 = Date.now() - SPAN_DAYS * DAY;
+  const step = Math.max(1, Math.floor((SPAN_DAYS * DAY - 60_000) / ROWS));
+  return {
+    setup: { svc, admin, reader, adminKey: adminKey.secret, wsId: ws.id, t0, step },
+    storeUrl: fresh?.url ?? null,
+    dataDir,
+    async cleanup() {
+      await closeServices(svc).catch(() => {});
+      await fresh?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function generate(kind: Kind, s: Setup, storeUrl: string | null, dataDir: string): Promise<{ loadSeconds: number; indexSeconds: number }> {
+  const ids = { wsId: s.wsId, adminId: s.admin.user.id, readerId: s.reader.user.id, keyId: s.admin.apiKey!.id, t0: s.t0, step: s.step };
+  const select = selectList(kind, ids);
+  if (kind === 'postgres') {
+    const c = new pg.Client({ connectionString: storeUrl! });
+    await c.connect();
+    try {
+      const { rows: defs } = await c.query<{ name: string; def: string }>(
+        "select indexname as name, indexdef as def from pg_indexes where tablename = 'query_history' and indexname <> 'query_history_pkey'",
+      );
+      for (const d of defs) await c.query(`drop index ${d.name}`);
+      // Bulk load only: no per-row foreign-key check (the workspace exists).
+      await c.query("set session_replication_role = 'replica'");
+      const t = performance.now();
+      for (let from = 1; from <= ROWS; from += CHUNK) {
+        const to = Math.min(ROWS, from + CHUNK - 1);
+        await c.query(`insert into query_history (${COLUMNS}) select ${select} from generate_series(${from}::bigint, ${to}::bigint) g`);
+        process.stderr.write(`  postgres: ${to} rows\r`);
+      }
+      const loadSeconds = (performance.now() - t) / 1000;
+      const ti = performance.now();
+      await c.query("set maintenance_work_mem = '512MB'");
+      for (const d of defs) await c.query(d.def);
+      await c.query('analyze query_history');
+      return { loadSeconds, indexSeconds: (performance.now() - ti) / 1000 };
+    } finally {
+      await c.end();
+    }
+  }
+  const handle = new SqliteDatabase(path.join(dataDir, 'dbq.sqlite'));
+  try {
+    handle.pragma('busy_timeout = 5000');
+    handle.pragma('foreign_keys = OFF');
+    handle.pragma('cache_size = -262144');
+    const defs = handle.prepare("select name, sql from sqlite_master where type = 'index' and tbl_name = 'query_history' and sql is not null").all() as Array<{ name: string; sql: string }>;
+    for (const d of defs) handle.exec(`drop index ${d.name}`);
+    const t = performance.now();
+    for (let from = 1; from <= ROWS; from += CHUNK) {
+      const to = Math.min(ROWS, from + CHUNK - 1);
+      handle.exec(`begin; insert into query_history (${COLUMNS}) with recursive s(g) as (select ${from} union all select g + 1 from s where g < ${to}) select ${select} from s; commit;`);
+      process.stderr.write(`  sqlite: ${to} rows\r`);
+    }
+    const loadSeconds = (performance.now() - t) / 1000;
+    const ti = performance.now();
+    for (const d of defs) handle.exec(d.sql);
+    handle.exec('analyze');
+    return { loadSeconds, indexSeconds: (performance.now() - ti) / 1000 };
+  } finally {
+    handle.close();
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const cursorFor = (id: string) => Buffer.from(JSON.stringify({ id })).toString('base64url');
+
+/** An entry id at `fraction` of the generated range (0 oldest, 1 newest). */
+function idAt(s: Setup, fraction: number): string {
+  const g = Math.max(1, Math.floor(ROWS * fraction));
+  const t = s.t0 + g * s.step;
+  let time = '';
+  for (let k = 9; k >= 0; k--) time += B32[Math.floor(t / 2 ** (5 * k)) % 32];
+  return `h_${time}${String(g).padStart(16, '0')}`;
+}
+
+async function timeCases(s: Setup): Promise<Array<{ label: string; ms: number; entries: number }>> {
+  const windowFrom = new Date(s.t0 + 50 * DAY).toISOString();
+  const windowTo = new Date(s.t0 + 51 * DAY).toISOString();
+  const cases: Array<[string, Principal, Partial<HistoryQuery>]> = [
+    ['first page', s.admin, {}],
+    ['connectionId=main (80%)', s.admin, { connectionId: 'main' }],
+    ['connectionId=legacy (0.1%)', s.admin, { connectionId: 'legacy' }],
+    ['connectionId=conn_legacy (by id)', s.admin, { connectionId: 'conn_legacy' }],
+    ['status=failed (2%)', s.admin, { status: 'failed' }],
+    ['status=timed_out (0.01%)', s.admin, { status: 'timed_out' }],
+    ['source=ai (2%)', s.admin, { source: 'ai' }],
+    ['source=ui (0.5%)', s.admin, { source: 'ui' }],
+    ['search=orders (33%)', s.admin, { search: 'orders' }],
+    ['search=rare_audit_trail (0.01%)', s.admin, { search: 'rare_audit_trail' }],
+    ['since/until, one day', s.admin, { since: windowFrom, until: windowTo }],
+    ["reader's own, first page", s.reader, {}],
+    ['deep keyset page (cursor at 10%)', s.admin, { cursor: cursorFor(idAt(s, 0.1)) }],
+    ['deep keyset page, status=failed', s.admin, { cursor: cursorFor(idAt(s, 0.1)), status: 'failed' }],
+  ];
+  const out: Array<{ label: string; ms: number; entries: number }> = [];
+  for (const [label, principal, q] of cases) {
+    const query = { limit: 50, ...q } as HistoryQuery;
+    let entries = 0;
+    const times: number[] = [];
+    for (let i = 0; i <= RUNS; i++) {
+      const t = performance.now();
+      const page = await listHistory(s.svc.db, principal, query);
+      const ms = performance.now() - t;
+      entries = page.entries.length;
+      if (i > 0) times.push(ms); // the first run warms the cache
+    }
+    out.push({ label, ms: median(times), entries });
+  }
+  return out;
+}
+
+async function timeHttp(s: Setup): Promise<Array<{ label: string; ms: number }>> {
+  const app = await buildApp(s.svc, frontDoors());
+  const base = await app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const out: Array<{ label: string; ms: number }> = [];
+    for (const [label, qs] of [
+      ['HTTP GET history, first page', ''],
+      ['HTTP GET history, status=failed', '&status=failed'],
+      ['HTTP GET history, search=rare_audit_trail', '&search=rare_audit_trail'],
+    ] as const) {
+      const times: number[] = [];
+      for (let i = 0; i <= RUNS; i++) {
+        const t = performance.now();
+        const res = await fetch(`${base}/w/bench/api/query/history?limit=50${qs}`, { headers: { authorization: `Bearer ${s.adminKey}` } });
+        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`${label}: ${res.status}`);
+        if (i > 0) times.push(performance.now() - t);
+      }
+      out.push({ label, ms: median(times) });
+    }
+    return out;
+  } finally {
+    await app.close();
+  }
+}
+
+/** One writer appending history entries one after another until `until` resolves. */
+async function insertLatencies(s: Setup, until: Promise<unknown>): Promise<number[]> {
+  let done = false;
+  void until.finally(() => (done = true));
+  const times: number[] = [];
+  while (!done) {
+    const t = performance.now();
+    await writeHistory(s.svc.db, {
+      principal: s.admin, queryId: 'q_bench', connection: { id: 'conn_main', name: 'main' }, sql: 'SELECT 1', statementType: 'SELECT',
+      status: 'succeeded', rowCount: 1, affectedRows: null, durationMs: 1, error: null, source: 'api',
+    });
+    times.push(performance.now() - t);
+  }
+  return times.sort((a, b) => a - b);
+}
+
+async function retention(s: Setup): Promise<{ baseline: number[]; during: number[]; deleted: number; seconds: number }> {
+  const baseline = await insertLatencies(s, new Promise((r) => setTimeout(r, 3000)));
+  const t = performance.now();
+  let deleted = 0;
+  const prune = pruneHistory(s.svc.db, RETENTION_DAYS).then((n) => (deleted = n));
+  const during = await insertLatencies(s, prune);
+  await prune;
+  return { baseline, during, deleted, seconds: (performance.now() - t) / 1000 };
+}
+
+async function main(): Promise<void> {
+  const lines: string[] = [`history-scale: ${ROWS.toLocaleString('en')} entries, median of ${RUNS} runs, limit 50`];
+  for (const kind of STORES as Kind[]) {
+    process.stderr.write(`${kind}: generating ${ROWS} entries\n`);
+    const env = await setup(kind);
+    try {
+      const gen = await generate(kind, env.setup, env.storeUrl, env.dataDir);
+      process.stderr.write(`\n${kind}: loaded in ${gen.loadSeconds.toFixed(0)} s, indexes in ${gen.indexSeconds.toFixed(0)} s\n`);
+      const cases = await timeCases(env.setup);
+      const overHttp = await timeHttp(env.setup);
+      const r = await retention(env.setup);
+      const section = [
+        '',
+        `${kind} store: load ${gen.loadSeconds.toFixed(0)} s, index build ${gen.indexSeconds.toFixed(0)} s`,
+        '',
+        '| case | ms (median) | entries | < 20 ms |',
+        '|---|---:|---:|:-:|',
+        ...cases.map((c) => `| ${c.label} | ${c.ms.toFixed(2)} | ${c.entries} | ${c.ms < 20 ? 'yes' : '**no**'} |`),
+        ...overHttp.map((c) => `| ${c.label} | ${c.ms.toFixed(2)} | 50 | ${c.ms < 20 ? 'yes' : '**no**'} |`),
+        '',
+        `Retention (older than ${RETENTION_DAYS} of ${SPAN_DAYS} days): ${r.deleted.toLocaleString('en')} entries deleted in ${r.seconds.toFixed(1)} s, ${kind === 'sqlite' ? 'batches by id range sized to ~10 ms a statement' : 'batches of 10,000 by id range'}.`,
+        'History insert latency, one writer, entries one after another:',
+        '',
+        '| | inserts | p50 ms | p99 ms | max ms |',
+        '|---|---:|---:|---:|---:|',
+        `| without retention | ${r.baseline.length} | ${percentile(r.baseline, 50).toFixed(2)} | ${percentile(r.baseline, 99).toFixed(2)} | ${r.baseline[r.baseline.length - 1].toFixed(2)} |`,
+        `| during retention | ${r.during.length} | ${percentile(r.during, 50).toFixed(2)} | ${percentile(r.during, 99).toFixed(2)} | ${r.during[r.during.length - 1]?.toFixed(2)} |`,
+      ];
+      lines.push(...section);
+      process.stderr.write(`${section.join('\n')}\n`);
+    } finally {
+      await env.cleanup();
+    }
+  }
+  process.stdout.write(`\n${lines.join('\n')}\n`);
+}
+
+await main();

@@ -1,0 +1,52 @@
+// How query history entries are committed, per store (issue 16). On PostgreSQL each group
+// commit returns without waiting for the WAL flush to disk — synchronous_commit = off for that
+// one transaction — as the SQLite store's WAL with synchronous = NORMAL does (on the bench
+// machine the flush was most of a history batch's time, and every query's response waits for
+// its batch). The entries are committed and visible to every process before any response goes
+// out (history.ts); only a crash of the PostgreSQL server or its host may lose the last
+// fraction of a second of them (at most 3 × wal_writer_delay, 600 ms by default) — never a
+// crash or stop of dbq. Every other store write (keys, users, connections) stays synchronous.
+//
+// One statement, one round trip: the INSERT itself sets the option for its own (implicit)
+// transaction, with set_config(…, true) evaluated in its first value; a local setting lasts
+// that transaction only, so it holds through PgBouncer in any pooling mode and never leaks to
+// other statements of the session.
+import { CompiledQuery, type Kysely } from 'kysely';
+import type { Database } from './schema.ts';
+
+export type HistoryWriter = (db: Kysely<Database>, insert: CompiledQuery) => Promise<void>;
+
+const plainWriter: HistoryWriter = async (db, insert) => {
+  await db.executeQuery(insert);
+};
+
+const asyncTexts = new Map<string, string>();
+const FIRST_VALUE = /\bvalues \(\$1,/;
+
+/** The INSERT text with `$1` (the first column, text) wrapped so that evaluating it turns
+ * synchronous_commit off for the statement's transaction. */
+export function asyncCommitText(text: string): string {
+  let out = asyncTexts.get(text);
+  if (out === undefined) {
+    if (!FIRST_VALUE.test(text)) throw new Error('history insert does not start its values with $1');
+    out = text.replace(FIRST_VALUE, "values (case when set_config('synchronous_commit', 'off', true) is not null then $1 end,");
+    if (asyncTexts.size >= 256) asyncTexts.clear();
+    asyncTexts.set(text, out);
+  }
+  return out;
+}
+
+export const asyncCommitWriter: HistoryWriter = async (db, insert) => {
+  await db.executeQuery(CompiledQuery.raw(asyncCommitText(insert.sql), [...insert.parameters]));
+};
+
+const writers = new WeakMap<Kysely<Database>, HistoryWriter>();
+
+export function setHistoryWriter(db: Kysely<Database>, writer: HistoryWriter): void {
+  writers.set(db, writer);
+}
+
+/** Runs a history insert for `db` the way its store wants it committed. */
+export function writeHistoryBatch(db: Kysely<Database>, insert: CompiledQuery): Promise<void> {
+  return (writers.get(db) ?? plainWriter)(db, insert);
+}
