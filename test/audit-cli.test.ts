@@ -58,16 +58,19 @@ describe('changes made with the CLI', () => {
       '--ssh-host', '127.0.0.1', '--ssh-port', '1', '--ssh-user', 'jump', '--ssh-key-file', keyFile, '--ssh-host-key', `SHA256:${'B'.repeat(43)}`,
     );
     const connId = added.connection.id;
+    const key = await json('key', 'create', '--workspace', 'default', '--user', 'cli-made@acme.test', '--name', 'cli-key', '--read-only');
+    await json('key', 'revoke', '--workspace', 'default', key.apiKey.id);
     await json('connection', 'update', '--workspace', 'default', '--connection', 'clidb', '--url', 'postgres://postgres:Cli-Pass-2@127.0.0.1:5432/test', '--read-only');
     await json('connection', 'set-reader', '--workspace', 'default', '--connection', 'clidb', '--remove');
     await json('connection', 'remove', '--workspace', 'default', '--connection', 'clidb');
 
     const page = await json('audit', 'list', '--workspace', 'default', '--actor', OPERATOR, '--limit', '200');
-    const mine = page.entries.filter((e: any) => e.target.id === made.user.id || e.target.id === connId || e.action === 'workspace.plan_changed');
+    const mine = page.entries.filter((e: any) => [made.user.id, connId, key.apiKey.id].includes(e.target.id) || e.action === 'workspace.plan_changed');
     expect(mine.map((e: any) => e.action).reverse()).toEqual([
       'user.created', 'user.role_changed', 'user.disabled', 'user.enabled', 'workspace.plan_changed',
-      'connection.created', 'connection.updated', 'connection.updated', 'connection.deleted',
+      'connection.created', 'key.created', 'key.revoked', 'connection.updated', 'connection.updated', 'connection.deleted',
     ]);
+    expect(JSON.stringify(page)).not.toContain(key.secret);
     for (const e of mine) {
       expect(e.actor).toEqual({ userId: null, email: OPERATOR, keyId: null });
       expect(e).toMatchObject({ ip: null, source: 'cli' });

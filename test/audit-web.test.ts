@@ -154,6 +154,21 @@ describe('users and connections changed from the web app', () => {
 });
 
 describe('the audit page and /ui/api/audit', () => {
+  it('records key.created and key.revoked for a key made and revoked on the keys page, without its secret', async () => {
+    const s = await signIn(ADMIN);
+    const made = await req('POST', '/ui/api/keys', { ...s, body: { name: 'page-key', readOnly: true, expiresInDays: 30 } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const { apiKey, secret } = made.body.data;
+    expect((await req('POST', `/ui/api/keys/${apiKey.id}/revoke`, s)).status).toBe(200);
+    const [created] = (await entries('key.created')).filter((e) => e.target_id === apiKey.id);
+    const [revoked] = (await entries('key.revoked')).filter((e) => e.target_id === apiKey.id);
+    for (const e of [created, revoked]) {
+      expect(e).toMatchObject({ actor_user_id: adminId, actor_email: ADMIN.email, actor_key_id: null, ip: IP, source: 'ui', target_type: 'key', target_name: 'page-key' });
+    }
+    expect(JSON.parse(created.changes!)).toMatchObject({ scope: { readOnly: true }, expiresAt: apiKey.expiresAt });
+    expect(JSON.stringify(await h.svc.db.selectFrom('audit_log').selectAll().execute())).not.toContain(secret);
+  });
+
   it('serves admins the entries, filtered and paged', async () => {
     const s = await signIn(ADMIN);
     const all = await req('GET', '/ui/api/audit?limit=3', s);
