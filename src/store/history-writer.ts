@@ -40,6 +40,22 @@ export const asyncCommitWriter: HistoryWriter = async (db, insert) => {
   await db.executeQuery(CompiledQuery.raw(asyncCommitText(insert.sql), [...insert.parameters]));
 };
 
+/** The same INSERT as a named prepared statement on the pool's connection: PostgreSQL parses
+ * and plans each batch size once per connection instead of once per batch (node-postgres keeps
+ * the names per connection and prepares on first use). */
+export function preparedAsyncCommitWriter(pool: { query(config: { name: string; text: string; values: unknown[] }): Promise<unknown> }): HistoryWriter {
+  const names = new Map<string, string>();
+  return async (_db, insert) => {
+    const text = asyncCommitText(insert.sql);
+    let name = names.get(text);
+    if (name === undefined) {
+      name = `dbq_history_${names.size}`;
+      names.set(text, name);
+    }
+    await pool.query({ name, text, values: [...insert.parameters] });
+  };
+}
+
 const writers = new WeakMap<Kysely<Database>, HistoryWriter>();
 
 export function setHistoryWriter(db: Kysely<Database>, writer: HistoryWriter): void {

@@ -9,7 +9,7 @@ import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
 import { ChangeEpoch } from './change-epoch.ts';
 import { PgChangeFeed } from './pg-changes.ts';
-import { asyncCommitWriter, setHistoryWriter } from './history-writer.ts';
+import { preparedAsyncCommitWriter, setHistoryWriter } from './history-writer.ts';
 import { cachingDatabase } from './statement-cache.ts';
 import { createPrivateFile } from './private-files.ts';
 
@@ -130,7 +130,7 @@ function openPostgresStore(url: string, logger?: StoreOptions['logger']): Store 
   });
   db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [changes.ownWrites] });
   // History group commits do not wait for the WAL flush: see history-writer.ts.
-  setHistoryWriter(db, asyncCommitWriter);
+  setHistoryWriter(db, preparedAsyncCommitWriter(pool));
   // The listener starts with the first look-up, not at open: admin commands (the CLI) open the
   // store too and never cache anything. Until it listens (or the fallback has read the counter)
   // the epoch is null and look-ups go to the store.
