@@ -3,31 +3,20 @@
 // the actor (`local:<name>`, no user, no key, no address) and `source: cli`; no secret given on
 // the command line or in a key file reaches an entry; `dbq audit list` prints one line per
 // entry or the API's JSON, and takes the API's filters.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './support/harness.ts';
+import { runDbq } from './support/cli.ts';
 
-const run = promisify(execFile);
 const OPERATOR = `local:${os.userInfo().username}`;
 const SSH_KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nCliKeyMaterialb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n';
 const SECRETS = ['Cli-Pass-1', 'Cli-Pass-2', 'Cli-ReadPass-1', 'CliKeyMaterial', 'Cli-User-Pw'];
 
 let h: Harness;
 
-async function dbq(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const env = { ...process.env, DBQ_DATA_DIR: h.dataDir, DBQ_CONNECTION_TEST_TIMEOUT_MS: '2000' };
-    const { stdout, stderr } = await run('./bin/dbq', args, { env, timeout: 60_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const dbq = (...args: string[]) => runDbq(h.dataDir, args, { env: { DBQ_CONNECTION_TEST_TIMEOUT_MS: '2000' }, timeoutMs: 60_000 });
 
 const json = async (...args: string[]) => {
   const res = await dbq(...args, '--json');

@@ -1,23 +1,13 @@
 // The dbq command as users run it: ./bin/dbq in a child process, against a data dir shared
 // with an in-process server, so "a revocation made by the CLI in another process applies at
 // the next request" is proven with two real processes on one SQLite store.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './support/harness.ts';
+import { runDbq } from './support/cli.ts';
 
-const run = promisify(execFile);
 let h: Harness;
 
-async function dbq(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run('./bin/dbq', args, { env: { ...process.env, DBQ_DATA_DIR: h.dataDir }, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const dbq = (...args: string[]) => runDbq(h.dataDir, args);
 
 const json = async (...args: string[]) => {
   const res = await dbq(...args, '--json');

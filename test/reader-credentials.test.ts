@@ -3,16 +3,14 @@
 // connection runs as the connection user; their secrets never appear in a response, in the
 // CLI's --json output, in an error or in the logs; a readUrl of another engine or database is a
 // 400 naming the field. Roles and accounts are cluster-wide: unique names, dropped in afterAll.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getConnectionRow, readerOf } from '../src/connections/connections.ts';
 import { getWorkspace } from '../src/workspaces/workspaces.ts';
 import { createHarness, MYSQL_URL, PG_URL, type Harness } from './support/harness.ts';
+import { runDbq } from './support/cli.ts';
 
-const run = promisify(execFile);
 let h: Harness;
 const logs: string[] = [];
 const suffix = `${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
@@ -43,14 +41,7 @@ async function call(method: string, url: string, key: string | null, body?: unkn
 }
 
 async function dbq(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let out: { code: number; stdout: string; stderr: string };
-  try {
-    const { stdout, stderr } = await run('./bin/dbq', args, { env: { ...process.env, DBQ_DATA_DIR: h.dataDir }, timeout: 30_000 });
-    out = { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    out = { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+  const out = await runDbq(h.dataDir, args);
   seen.push(out.stdout, out.stderr);
   return out;
 }

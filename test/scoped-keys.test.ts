@@ -2,27 +2,18 @@
 // ungranted connections, past expiry, the workspace's maxKeyDays, a key creating a key), at
 // every request (refused on its first request after expiresAt, audited once), and as a
 // program sees itself (GET /keys/self). Real store, real SQLite connections, real CLI.
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createHarness, freshPostgresDatabase, workspaceSqliteDir, type Harness } from './support/harness.ts';
+import { runDbq } from './support/cli.ts';
 
-const run = promisify(execFile);
 let h: Harness;
 let idA: string;
 let idB: string;
 
-async function dbq(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run('./bin/dbq', args, { env: { ...process.env, DBQ_DATA_DIR: h.dataDir }, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err: any) {
-    return { code: err.code ?? 1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' };
-  }
-}
+const dbq = (...args: string[]) => runDbq(h.dataDir, args);
 
 async function audit(action: string, targetId?: string) {
   let q = h.svc.db.selectFrom('audit_log').selectAll().where('action', '=', action);
