@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolChangesOf } from '../src/access/tool-changes.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createMcpHarness, dataOf, eventually, textOf, TRANSPORTS, type McpHarness } from './support/mcp-harness.ts';
+import { workspaceSqliteDir } from './support/harness.ts';
+import Database from 'better-sqlite3';
 import { runCli } from './support/processes.ts';
 
 let m: McpHarness;
@@ -91,7 +93,7 @@ describe.each(TRANSPORTS)('curated tools over %s', (transport) => {
     const names = tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['item_count', 'item_total']));
     // Only curated tools (the other transport's run may have added one by the CLI).
-    expect(names.filter((n) => !/^(item_|cli_)/.test(n))).toEqual([]);
+    expect(names.filter((n) => !/^(item_|cli_|granted_)/.test(n))).toEqual([]);
     const refused = await client.callTool({ name: 'execute_query', arguments: { connectionId: 'lite', sql: 'SELECT count(*) FROM items' } });
     expect(refused.isError).toBe(true);
     expect(JSON.parse(textOf(refused).split('\n')[1])).toMatchObject({ code: 'insufficient_permissions' });
@@ -127,6 +129,30 @@ describe.each(TRANSPORTS)('curated tools over %s', (transport) => {
     await m.h.call('DELETE', `/api/tools/${name}`, m.h.adminKey);
     await eventually(() => seen.count >= 3, 5000);
     expect((await client.listTools()).tools.map((t) => t.name)).not.toContain(name);
+  });
+
+  it('a grant change that hides a tool\'s connection from the caller reaches its client, and undoing it brings the tool back', async () => {
+    const db = `grants_${transport}.db`;
+    new Database(path.join(workspaceSqliteDir(m.h, 'default'), db)).close();
+    const conn = await m.h.call('POST', '/api/connections', m.h.adminKey, { name: `granted-${transport}`, url: `sqlite:${db}` });
+    expect(conn.status, JSON.stringify(conn.body)).toBe(201);
+    const name = `granted_${transport}`;
+    expect((await m.h.call('POST', '/api/tools', m.h.adminKey, { name, description: 'on a granted connection', connectionId: conn.body.data.connection.id, sql: 'SELECT 1 AS one' })).status).toBe(201);
+    const client = await m.connect(transport, m.h.readerKey);
+    const seen = listChanges(client);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain(name);
+
+    const grants = `/api/connections/${conn.body.data.connection.id}/grants`;
+    expect((await m.h.call('PUT', grants, m.h.adminKey, { everyone: false, users: [] })).status).toBe(200);
+    await eventually(() => seen.count >= 1, 5000);
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain(name);
+    const hidden = await client.callTool({ name, arguments: {} });
+    expect(hidden.isError).toBe(true);
+    expect(JSON.parse(textOf(hidden).split('\n')[1])).toMatchObject({ code: 'tool_not_found' });
+
+    expect((await m.h.call('PUT', grants, m.h.adminKey, { everyone: true })).status).toBe(200);
+    await eventually(() => seen.count >= 2, 5000);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain(name);
   });
 
   it('a tool created by the CLI in another process reaches the connected client', async () => {

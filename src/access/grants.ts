@@ -11,10 +11,11 @@ import type { ConnectionRow, Database } from '../store/schema.ts';
 import type { Memo } from '../store/store.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { assertKeyAllowsConnection, assertRawAccess, keyAllowsConnection } from './scope.ts';
+import { toolChangesOf } from './tool-changes.ts';
 
 interface Deps {
   db: Kysely<Database>;
-  store?: { memo: Memo };
+  store?: { memo: Memo; epoch(): string | null };
 }
 
 /** Whether the principal's user (not its key) may use the connection. */
@@ -151,5 +152,9 @@ export async function getGrants(deps: Deps, principal: Principal, idOrName: stri
 export async function setGrants(deps: Deps, principal: Principal, idOrName: string, input: GrantsInput, actor: Actor): Promise<Grants> {
   requireAdminPrincipal(principal);
   await getConnectionFor(deps, principal, idOrName);
-  return writeGrants(deps.db, principal.workspace.id, idOrName, input, actor);
+  const grants = await writeGrants(deps.db, principal.workspace.id, idOrName, input, actor);
+  // Tools follow their connection's grants: open MCP sessions re-check their lists now.
+  // (The registry is per Services object: `deps` is the caller's svc.)
+  if (deps.store) toolChangesOf(deps as Deps & { store: NonNullable<Deps['store']> }).announce(principal.workspace.id);
+  return grants;
 }

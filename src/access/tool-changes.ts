@@ -27,14 +27,26 @@ interface Watched {
 
 export const TOOL_CHECK_INTERVAL_MS = 1000;
 
-/** Count, newest row and number of deletions: any create, edit or delete moves one of them. */
+/** Count, newest row and number of deletions: any create, edit or delete moves one of them.
+ * The connection grants too: who may see a tool follows who may use its connection, so a grant
+ * change is a change of some sessions' tool lists (each session compares its own list). */
 export async function toolSetFingerprint(db: Kysely<Database>, workspaceId: string): Promise<string> {
   const row = await db
     .selectFrom('curated_tools')
     .select([sql<number>`count(*)`.as('n'), sql<number>`count(deleted_at)`.as('d'), sql<string | null>`max(created_at)`.as('c'), sql<string | null>`max(deleted_at)`.as('x')])
     .where('workspace_id', '=', workspaceId)
     .executeTakeFirst();
-  return `${row?.n ?? 0}:${row?.d ?? 0}:${row?.c ?? ''}:${row?.x ?? ''}`;
+  const grants = await db
+    .selectFrom('connection_grants')
+    .select([sql<number>`count(*)`.as('g'), sql<string | null>`max(created_at)`.as('gc')])
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
+  const open = await db
+    .selectFrom('connections')
+    .select(sql<number>`coalesce(sum(grants_everyone), 0)`.as('e'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
+  return `${row?.n ?? 0}:${row?.d ?? 0}:${row?.c ?? ''}:${row?.x ?? ''}|${grants?.g ?? 0}:${grants?.gc ?? ''}:${open?.e ?? 0}`;
 }
 
 /** Per Services object: who listens to which workspace's tool set. */
