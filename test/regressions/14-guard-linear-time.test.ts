@@ -41,16 +41,17 @@ async function longestStall(work: () => Promise<unknown>): Promise<number> {
 }
 
 describe('statement splitting is linear', () => {
-  it('lexes and splits 30,000 empty statements in under 50 ms on every dialect', () => {
-    // The best of three runs: other test files share the two cores; the quadratic split took
-    // 2,000–5,000 ms here, so the bound still tells the two apart.
+  it('lexes and splits 30,000 empty statements in under 400 ms on every dialect', () => {
+    // The best of three runs. This tells linear from quadratic, it is not a benchmark (bench:guard
+    // measures): alone it takes ~10 ms, but other test files share the two cores and once held
+    // it to 51 ms; the quadratic split took 2,000–5,000 ms here, so 400 ms still tells the two apart.
     for (const engine of ENGINE_NAMES) {
       const times = [0, 1, 2].map(() => {
         const started = performance.now();
         expect(findStatementShape(lexSql(ADVERSARIAL['empty statements'], engine)).shape).toBe('multiple');
         return performance.now() - started;
       });
-      expect(Math.min(...times), engine).toBeLessThan(50);
+      expect(Math.min(...times), engine).toBeLessThan(400);
     }
   });
 });
