@@ -5,13 +5,13 @@
 // retention, which only ever removes entries older than DBQ_AUDIT_DAYS.
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { InsufficientPermissionsError, InvalidRequestError } from '../errors.ts';
+import { InvalidRequestError } from '../errors.ts';
 import { queryInteger } from '../history/history.ts';
 import { firstIdAt } from '../ids.ts';
 import type { AuditRow, Database } from '../store/schema.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { AUDIT_ACTIONS, type AuditAction, type AuditSource } from './audit.ts';
-import { assertRawAccess } from './scope.ts';
+import { assertAdmin } from './scope.ts';
 
 export interface AuditEntry {
   id: string;
@@ -76,8 +76,7 @@ export async function listAudit(
   principal: Principal,
   query: AuditQuery,
 ): Promise<{ entries: AuditEntry[]; nextCursor: string | null }> {
-  if (principal.user.role !== 'admin') throw new InsufficientPermissionsError({ reason: 'the audit log is for admins' });
-  assertRawAccess(principal);
+  assertAdmin(principal, 'the audit log is for admins');
   let q = db.selectFrom('audit_log').selectAll().where('workspace_id', '=', principal.workspace.id);
   if (query.cursor) q = q.where('id', '<', decodeCursor(query.cursor));
   if (query.action) q = q.where('action', '=', query.action);

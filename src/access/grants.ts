@@ -3,14 +3,14 @@
 // for them — 404 and absent from lists, never a 403 that would confirm it — while a connection
 // the user may use but the key's scope leaves out is a 403 naming the scope.
 import type { Kysely } from 'kysely';
-import { ConflictError, ConnectionNotFoundError, InsufficientPermissionsError, InvalidRequestError } from '../errors.ts';
+import { ConflictError, ConnectionNotFoundError, InvalidRequestError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { recordAudit, type Actor } from './audit.ts';
 import { getConnectionRow, toRecord, type ConnectionRecord, type StoredConnectionRow } from '../connections/connections.ts';
 import type { ConnectionRow, Database } from '../store/schema.ts';
 import type { Memo } from '../store/store.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
-import { assertKeyAllowsConnection, assertRawAccess, keyAllowsConnection } from './scope.ts';
+import { assertAdmin, assertKeyAllowsConnection, keyAllowsConnection } from './scope.ts';
 import { toolChangesOf } from './tool-changes.ts';
 
 interface Deps {
@@ -138,19 +138,14 @@ export async function revokeUser(db: Kysely<Database>, workspaceId: string, idOr
   return writeGrants(db, workspaceId, idOrName, { everyone: false, users: grants.users.filter((u) => u.id !== target.id).map((u) => u.id) }, actor);
 }
 
-function requireAdminPrincipal(principal: Principal): void {
-  if (principal.user.role !== 'admin') throw new InsufficientPermissionsError({ reason: 'this operation needs an admin key' });
-  assertRawAccess(principal);
-}
-
 export async function getGrants(deps: Deps, principal: Principal, idOrName: string): Promise<Grants> {
-  requireAdminPrincipal(principal);
+  assertAdmin(principal);
   await getConnectionFor(deps, principal, idOrName);
   return (await readGrants(deps.db, principal.workspace.id, idOrName)).grants;
 }
 
 export async function setGrants(deps: Deps, principal: Principal, idOrName: string, input: GrantsInput, actor: Actor): Promise<Grants> {
-  requireAdminPrincipal(principal);
+  assertAdmin(principal);
   await getConnectionFor(deps, principal, idOrName);
   const grants = await writeGrants(deps.db, principal.workspace.id, idOrName, input, actor);
   // Tools follow their connection's grants: open MCP sessions re-check their lists now.

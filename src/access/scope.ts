@@ -51,6 +51,13 @@ export function assertRawAccess(p: Scoped): void {
   if (scopeOf(p)?.toolsOnly) throw new InsufficientPermissionsError({ reason: 'this key may run curated tools only' });
 }
 
+/** Workspace administration: an admin, acting with a key not narrowed to curated tools (a
+ * tools-only key administers nothing). The one check every admin-only operation makes. */
+export function assertAdmin(p: Scoped & { user: { role: Role } }, reason = 'this operation needs an admin key'): void {
+  if (p.user.role !== 'admin') throw new InsufficientPermissionsError({ reason });
+  assertRawAccess(p);
+}
+
 /** Whether the key's scope lists the connection (by id); true when it lists none. */
 export function keyAllowsConnection(p: Scoped, connectionId: string): boolean {
   const list = scopeOf(p)?.connections;

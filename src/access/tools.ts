@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { getConnectionRow, type StoredConnectionRow } from '../connections/connections.ts';
 import { DEFAULT_STATEMENT_TIMEOUT_MS } from '../engines/engine.ts';
-import { ConflictError, InsufficientPermissionsError, InvalidRequestError, QueryFailedError, ToolNotFoundError } from '../errors.ts';
+import { ConflictError, InvalidRequestError, QueryFailedError, ToolNotFoundError } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import { zodToInvalidRequest } from '../http/error-handler.ts';
 import { decideStatement } from '../query/decide.ts';
@@ -19,7 +19,7 @@ import type { CuratedToolRow } from '../store/schema.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { inTransaction, recordAudit, type Actor } from './audit.ts';
 import { getConnectionFor, userMayUse } from './grants.ts';
-import { assertKeyAllowsTool, assertRawAccess, keyAllowsConnection, keyAllowsTool, TOOL_NAME } from './scope.ts';
+import { assertAdmin, assertKeyAllowsTool, keyAllowsConnection, keyAllowsTool, TOOL_NAME } from './scope.ts';
 import { toolChangesOf } from './tool-changes.ts';
 import { checkParameters, parametersSchema, paramsJsonSchema, resolveParamValues, type ToolParameter } from './tool-params.ts';
 import { bindPlaceholders, checkPlaceholders, findPlaceholders } from './tool-sql.ts';
@@ -91,8 +91,7 @@ function parseOr400<T extends z.ZodType>(schema: T, value: unknown): z.output<T>
 /** Admins define tools; a tools-only key may run them, not write SQL for them. */
 function guard(author: ToolAuthor): void {
   if (isOperator(author)) return;
-  if (!isAdmin(author)) throw new InsufficientPermissionsError({ reason: 'defining curated tools needs an admin key' });
-  assertRawAccess(author);
+  assertAdmin(author, 'defining curated tools needs an admin key');
 }
 
 function toRecord(row: CuratedToolRow, withSql: boolean): ToolRecord {

@@ -8,7 +8,7 @@ import type { Services } from '../services.ts';
 import { authenticateKey, type Principal } from '../workspaces/api-keys.ts';
 import { DEFAULT_WORKSPACE } from '../workspaces/workspaces.ts';
 import { getConnectionFor } from '../access/grants.ts';
-import { assertRawAccess } from '../access/scope.ts';
+import { assertAdmin } from '../access/scope.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -63,11 +63,9 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-/** Workspace administration: an admin acting with a key that is not narrowed to curated tools
- * (a tools-only key administers nothing). */
+/** Workspace administration (src/access/scope.ts assertAdmin). */
 export function requireAdmin(principal: Principal): void {
-  if (principal.user.role !== 'admin') throw new InsufficientPermissionsError({ reason: 'this operation needs an admin key' });
-  assertRawAccess(principal);
+  assertAdmin(principal);
 }
 
 /** Administration of one connection: also within the key's connection scope. */
