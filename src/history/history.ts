@@ -8,6 +8,7 @@ import { InvalidRequestError } from '../errors.ts';
 import { firstIdAt, newId, nowIso } from '../ids.ts';
 import type { Database, HistoryRow } from '../store/schema.ts';
 import { writeHistoryBatch } from '../store/history-writer.ts';
+import { searchIndexApplies, searchWithIndex } from './search-index.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 
 export type HistoryStatus = HistoryRow['status'];
@@ -231,13 +232,14 @@ export async function listHistory(
   principal: Principal,
   query: HistoryQuery,
 ): Promise<{ entries: HistoryEntry[]; nextCursor: string | null }> {
+  const cursor = query.cursor ? decodeCursor(query.cursor) : undefined;
   let q = db.selectFrom('query_history').selectAll().where('workspace_id', '=', principal.workspace.id);
   // Readers see their own entries only; admins see the workspace's.
   if (principal.user.role !== 'admin') q = q.where('user_id', '=', principal.user.id);
   // A key scoped to some connections sees the entries of those connections only.
   const scoped = principal.apiKey?.scope?.connections;
   if (scoped) q = scoped.length ? q.where('connection_id', 'in', scoped) : q.where(sql<boolean>`1 = 0`);
-  if (query.cursor) q = q.where('id', '<', decodeCursor(query.cursor));
+  if (cursor) q = q.where('id', '<', cursor);
   if (query.connectionId) {
     // An id or a name, never both: ids start with conn_ and names may not (connections.ts).
     // One column each, so each filter walks its own (workspace_id, column, id) index in
@@ -257,12 +259,17 @@ export async function listHistory(
     const until = new Date(query.until);
     q = q.where('created_at', '<', until.toISOString()).where('id', '<', idBound(until.getTime() + ID_CLOCK_SLACK_MS));
   }
+  let rows: HistoryRow[] | null = null;
   if (query.search) {
     const pattern = `%${query.search.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
     // ESCAPE spelled out: SQLite has no default LIKE escape character, PostgreSQL's is `\`.
-    q = q.where(sql<boolean>`lower(${sql.ref('sql')}) like ${pattern} escape '\\'`);
+    const matches = sql<boolean>`lower(${sql.ref('sql')}) like ${pattern} escape '\\'`;
+    // SQLite: the trigram index narrows the walk to candidates (search-index.ts); PostgreSQL's
+    // planner uses its pg_trgm index for the same condition by itself.
+    if (searchIndexApplies(db, query.search)) rows = await searchWithIndex(db, q, { search: query.search, matches, limit: query.limit, cursor });
+    q = q.where(matches);
   }
-  const rows = await q.orderBy('id', 'desc').limit(query.limit + 1).execute();
+  rows ??= await q.orderBy('id', 'desc').limit(query.limit + 1).execute();
   const page = rows.slice(0, query.limit).map(toEntry);
   const nextCursor = rows.length > query.limit ? encodeCursor(page[page.length - 1].id) : null;
   return { entries: page, nextCursor };

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { closeServices, type Services } from '../services.ts';
 import { pruneHistory } from '../history/history.ts';
+import { hasSearchIndex, startSearchIndexer } from '../history/search-index.ts';
 import { pruneAudit } from '../access/audit-list.ts';
 
 export interface RunningServer {
@@ -24,11 +25,16 @@ export async function startServer(svc: Services, app: FastifyInstance, opts: { h
   };
   prune();
   const pruneTimer = setInterval(prune, 3_600_000).unref();
+  const indexer =
+    svc.config.historySearchIndex && hasSearchIndex(svc.db)
+      ? startSearchIndexer(svc.db, { onError: (err) => svc.logger.warn({ err }, 'history search indexing failed') })
+      : null;
 
   let closing: Promise<void> | null = null;
   const shutdown = () => {
     closing ??= (async () => {
       clearInterval(pruneTimer);
+      await indexer?.stop();
       svc.logger.info({ running: svc.running.size }, 'shutting down');
       // app.close() stops accepting and waits for in-flight requests; drain() bounds how long
       // their statements may take before they are cancelled, which lets those requests end.
