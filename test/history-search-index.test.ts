@@ -75,6 +75,8 @@ async function reference(p: Principal, search: string, filter: (e: HistoryEntry)
 
 const indexedUpTo = async () =>
   Number((await sql<{ r: number }>`select indexed_rowid as r from query_history_search_state`.execute(store.db)).rows[0].r);
+const partitionCount = async () =>
+  (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(store.db)).rows.filter((r) => /^query_history_search_\d+$/.test(r.name)).length;
 const maxRowid = async () => Number((await sql<{ r: number }>`select coalesce(max(rowid), 0) as r from query_history`.execute(store.db)).rows[0].r);
 
 const SEARCHES = ['orders', 'ORDERS', 'rare_audit', 'Customers where', '100%_', '%_d', '"quoted"', 'café', 'Ünïcode', 'ünïcode', 'id = 1', '= 12', 'nowhere at all'];
@@ -89,6 +91,8 @@ beforeAll(async () => {
   admin = await authenticateKey(store.db, (await createApiKey(store.db, { workspace: 'h', email: 'admin@h.test', name: 'a' })).secret);
   reader = await authenticateKey(store.db, (await createApiKey(store.db, { workspace: 'h', email: 'reader@h.test', name: 'r' })).secret);
   other = await authenticateKey(store.db, (await createApiKey(store.db, { workspace: 'o', email: 'admin@o.test', name: 'o' })).secret);
+  // Partitions of 500 rowids instead of 2^20, so that searches cross many of them.
+  await sql`update query_history_search_state set partition_rows = 500`.execute(store.db);
   // Interleaved workspaces and users; 'rare_audit_trail' in 1 of 97.
   for (let round = 0; round < 6; round++) {
     await write(admin, 300, (i) => (i % 97 === 3 ? 2 : i % 6));
@@ -144,11 +148,10 @@ describe('history search through the SQLite trigram index', () => {
     }
   });
 
-  it('keeps deletes in step: retention, a workspace deleted, and rowids reused after the newest entries go', async () => {
+  it('keeps deletes in step: rowids reused after the newest entries go, and partitions dropped once retention empties them', async () => {
     while ((await indexHistoryBatch(store.db, 500)) > 0);
-    const otherBefore = await reference(other, 'rare_audit');
-    expect(otherBefore.length).toBeGreaterThan(0);
-    // The newest entries are the other workspace's: deleting it frees the top rowids.
+    // The newest entries are the other workspace's, all holding 'rare_audit': deleting the
+    // workspace frees the top rowids, and the next entries (none holding it) reuse them.
     await write(other, 50, () => 2);
     while ((await indexHistoryBatch(store.db, 500)) > 0);
     const top = await maxRowid();
@@ -156,19 +159,45 @@ describe('history search through the SQLite trigram index', () => {
     await store.db.deleteFrom('workspaces').where('slug', '=', 'o').execute();
     expect(await maxRowid()).toBeLessThan(top);
     expect(await indexedUpTo()).toBe(await maxRowid());
-    // New entries reuse those rowids; they must be found (not taken as indexed) …
-    await write(admin, 80, () => 2);
-    expect(await allPages(admin, { search: 'rare_audit' })).toEqual(await reference(admin, 'rare_audit'));
+    await write(admin, 80, () => 0);
+    expect(await maxRowid()).toBeGreaterThanOrEqual(top);
+    // Found before they are indexed (checked one by one) and after.
+    expect(await allPages(admin, { search: 'orders' })).toEqual(await reference(admin, 'orders'));
     while ((await indexHistoryBatch(store.db, 500)) > 0);
+    expect(await allPages(admin, { search: 'orders' })).toEqual(await reference(admin, 'orders'));
     expect(await allPages(admin, { search: 'rare_audit' })).toEqual(await reference(admin, 'rare_audit'));
-    // … and the deleted workspace's entries are gone from the index, not only hidden.
-    const { rows } = await sql<{ n: number }>`select count(*) as n from query_history_search where rowid not in (select rowid from query_history)`.execute(store.db);
-    expect(Number(rows[0].n)).toBe(0);
-    // Retention of everything older than now deletes through the index too.
+    // The reused rowids' old index entries are gone, not merely rejected by the check: no live
+    // entry is a 'rare_audit' candidate unless its statement holds it.
+    const size = 500;
+    const { rows: live } = await sql<{ rowid: number; sql: string }>`select rowid, sql from query_history where rowid > ${top - 200}`.execute(store.db);
+    for (const k of new Set(live.map((r) => Math.floor((Number(r.rowid) - 1) / size)))) {
+      const table = sql.table(`query_history_search_${k}`);
+      const { rows: cands } = await sql<{ rowid: number }>`select rowid from ${table} where ${table} match '"rare_audit"'`.execute(store.db);
+      const claimed = new Set(cands.map((c) => Number(c.rowid)));
+      for (const r of live) if (claimed.has(Number(r.rowid))) expect(r.sql).toContain('rare_audit');
+    }
+    // Every partition is tuned so that no delete rewrites a segment inside its statement.
+    const { rows: config } = await sql<{ k: string; v: number }>`select k, v from query_history_search_0_config`.execute(store.db);
+    expect(Object.fromEntries(config.map((c) => [c.k, Number(c.v)]))).toMatchObject({ deletemerge: 0, automerge: 8 });
+    // Retention: half the history, then all of it. Partitions whose entries are all gone are
+    // dropped; searches stay exact in between.
+    const before = await partitionCount();
+    expect(before).toBeGreaterThan(5);
+    const { rows: mid } = await sql<{ id: string }>`select id from query_history order by id limit 1 offset 2600`.execute(store.db);
+    await store.db.deleteFrom('query_history').where('id', '<', mid[0].id).execute();
+    expect(await allPages(admin, { search: 'rare_audit' })).toEqual(await reference(admin, 'rare_audit'));
+    await indexHistoryBatch(store.db, 500);
+    const min = Number((await sql<{ r: number }>`select min(rowid) as r from query_history`.execute(store.db)).rows[0].r);
+    const names = (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(store.db)).rows.map((r) => r.name);
+    const left = names.flatMap((n) => /^query_history_search_(\d+)$/.exec(n)?.[1] ?? []).map(Number);
+    expect(left.length).toBeLessThan(before);
+    expect(Math.min(...left)).toBe(Math.floor((min - 1) / size));
+    expect(await allPages(admin, { search: 'rare_audit' })).toEqual(await reference(admin, 'rare_audit'));
     const n = await pruneHistory(store.db, 0, { pauseMs: 0 });
     expect(n).toBeGreaterThan(0);
-    const { rows: left } = await sql<{ n: number }>`select count(*) as n from query_history_search`.execute(store.db);
-    expect(Number(left[0].n)).toBe(0);
+    await indexHistoryBatch(store.db, 500);
+    expect(await partitionCount()).toBe(0);
+    expect(await indexedUpTo()).toBe(0);
   });
 
   it('notices rowids renumbered by VACUUM and starts over rather than answer from a stale index', async () => {

@@ -1,12 +1,15 @@
-// The SQLite store's history search index (migration 0009): a contentless FTS5 trigram index
-// of query_history.sql keyed by its rowid, filled behind the writes. A search of three
-// characters or more asks it for candidate rowids newest first and checks each candidate with
-// the same `lower(sql) like` test as the unindexed walk, so the index only ever narrows the
-// walk — a search answers the same entries with it, without it, or half built.
+// The SQLite store's history search index (migration 0009): contentless FTS5 trigram tables
+// of query_history.sql keyed by its rowid, one per block of `partition_rows` rowids, filled
+// behind the writes. A search of three characters or more asks them for candidate rowids
+// newest first and checks each candidate with the same `lower(sql) like` test as the
+// unindexed walk, so the index only ever narrows the walk — a search answers the same entries
+// with it, without it, half built, or holding entries deleted since.
 //
 // Why behind the writes and not in the INSERT: FTS5 pays per transaction (a segment written,
-// merges), so per history batch it cost 75 µs an entry on the event loop; a few hundred
-// entries a transaction cost ~14 µs each. Why rowid order can stand for id order: one process
+// merges), so per history batch it cost 75 µs an entry on the event loop; batches of a few
+// hundred cost 15–35 µs each. Why partitions: deleting from FTS5 entry by entry stalled the
+// loop (0.5–3 s on 10M entries) and made retention 10× slower; a partition is dropped whole
+// once retention has emptied its block. Why rowid order can stand for id order: one process
 // writes its entries in id order (history.ts), and ids are monotonic within a process, so
 // rowids ascend with ids; SEARCH_ROWID_SLACK rowids of margin absorb a second writer (the
 // CLI) committing a batch between another's id and its insert.
@@ -21,6 +24,35 @@ export const SEARCH_TAIL_MAX = 50_000;
 const FIRST_CHUNK = 100;
 const MAX_CHUNK = 5_000;
 
+const PARTITION = /^query_history_search_(\d+)$/;
+const partitionName = (k: number) => `query_history_search_${k}`;
+
+/** The partitions that exist, by number. */
+async function partitions(db: Kysely<Database>): Promise<number[]> {
+  const { rows } = await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name like 'query\_history\_search\_%' escape '\\'`.execute(db);
+  return rows.flatMap((r) => {
+    const m = PARTITION.exec(r.name);
+    return m ? [Number(m[1])] : [];
+  }).sort((a, b) => a - b);
+}
+
+/** The statements that create partition `k` (bench/history-scale.ts bulk-loads through them). */
+export function searchPartitionDdl(k: number): string[] {
+  const name = partitionName(k);
+  return [
+    `create virtual table if not exists ${name} using fts5(sql, content = '', contentless_delete = 1, tokenize = 'trigram')`,
+    // automerge 8 (default 4): each entry is rewritten by fewer merges as a partition grows,
+    // for a few more segments a search reads. deletemerge 0: the only deletes are a stale
+    // range's (see the migration); no merge may rewrite a segment inside that statement.
+    `insert into ${name} (${name}, rank) values ('automerge', 8)`,
+    `insert into ${name} (${name}, rank) values ('deletemerge', 0)`,
+  ];
+}
+
+async function createSearchPartition(db: Kysely<Database>, k: number): Promise<void> {
+  for (const statement of searchPartitionDdl(k)) await sql.raw(statement).execute(db);
+}
+
 export function hasSearchIndex(db: Kysely<Database>): boolean {
   return db.getExecutor().adapter instanceof SqliteAdapter;
 }
@@ -33,30 +65,37 @@ export function searchIndexApplies(db: Kysely<Database>, search: string): boolea
 type Filtered = SelectQueryBuilder<Database, 'query_history', HistoryRow>;
 type Found = HistoryRow & { search_rowid: number };
 
-/** How far the index reaches, or null when its rowids no longer name the entries it indexed
- * (renumbered by a VACUUM since; the indexer starts over on its next round). */
-async function indexedRowid(db: Kysely<Database>): Promise<number | null> {
-  const { rows } = await sql<{ indexed_rowid: number; indexed_id: string | null; id: string | null }>`
-    select s.indexed_rowid, s.indexed_id, h.id from query_history_search_state s
-    left join query_history h on h.rowid = s.indexed_rowid where s.id = 1`.execute(db);
-  const state = rows[0];
-  if (!state) return null;
-  if (state.indexed_id !== null && state.id !== null && state.id !== state.indexed_id) return null;
-  return Number(state.indexed_rowid);
+interface State {
+  indexed_rowid: number;
+  indexed_id: string | null;
+  stale_upto: number | null;
+  partition_rows: number;
 }
+
+async function readState(db: Kysely<Database>): Promise<State & { id_now: string | null }> {
+  const { rows } = await sql<State & { id_now: string | null }>`
+    select s.indexed_rowid, s.indexed_id, s.stale_upto, s.partition_rows, h.id as id_now
+    from query_history_search_state s left join query_history h on h.rowid = s.indexed_rowid where s.id = 1`.execute(db);
+  const r = rows[0];
+  return { ...r, indexed_rowid: Number(r.indexed_rowid), stale_upto: r.stale_upto === null ? null : Number(r.stale_upto), partition_rows: Number(r.partition_rows) };
+}
+
+/** The watermark's entry is no longer the one indexed: a VACUUM renumbered the rowids. */
+const renumbered = (s: State & { id_now: string | null }) => s.indexed_id !== null && s.id_now !== null && s.id_now !== s.indexed_id;
 
 /**
  * The newest `limit + 1` entries of `filtered` (every filter and the cursor applied) whose
- * statement contains `search`, or null when the index cannot serve (too far behind).
- * `matches` is the exact test (`lower(sql) like …`) each candidate must pass.
+ * statement contains `search`, or null when the index cannot serve (too far behind, or
+ * renumbered and not rebuilt yet). `matches` is the exact test each candidate must pass.
  */
 export async function searchWithIndex(
   db: Kysely<Database>,
   filtered: Filtered,
   opts: { search: string; matches: ReturnType<typeof sql<boolean>>; limit: number; cursor?: string },
 ): Promise<HistoryRow[] | null> {
-  const indexed = await indexedRowid(db);
-  if (indexed === null) return null;
+  const state = await readState(db);
+  if (renumbered(state)) return null;
+  const indexed = state.indexed_rowid;
   const { rows: tail } = await sql<{ rowid: number }>`select rowid from query_history where rowid > ${indexed} limit ${SEARCH_TAIL_MAX + 1}`.execute(db);
   if (tail.length > SEARCH_TAIL_MAX) return null;
 
@@ -80,6 +119,8 @@ export async function searchWithIndex(
   await check(tail.map((r) => Number(r.rowid)));
 
   const phrase = `"${opts.search.toLowerCase().replaceAll('"', '""')}"`;
+  const parts = await partitions(db);
+  const size = state.partition_rows;
   let chunk = FIRST_CHUNK;
   for (;;) {
     if (found.length >= want) {
@@ -88,14 +129,17 @@ export async function searchWithIndex(
       // Final once the walk is SLACK rowids below the page's oldest entry (see the top).
       if (upper <= Number(found[want - 1].search_rowid) - SEARCH_ROWID_SLACK) break;
     }
-    if (upper <= 1) break;
+    // The newest partition holding rowids below `upper`.
+    const k = parts.findLast((p) => p * size + 1 < upper);
+    if (k === undefined) break;
     const { rows } = await sql<{ rowid: number }>`
-      select rowid from query_history_search where query_history_search match ${phrase} and rowid < ${upper}
+      select rowid from ${sql.table(partitionName(k))} where ${sql.table(partitionName(k))} match ${phrase} and rowid < ${upper}
       order by rowid desc limit ${chunk}`.execute(db);
-    if (rows.length === 0) break;
+    if (rows.length < chunk) upper = k * size + 1; // this partition is done
+    if (rows.length === 0) continue;
     const rowids = rows.map((r) => Number(r.rowid));
     await check(rowids);
-    upper = rowids[rowids.length - 1];
+    if (rows.length === chunk) upper = rowids[rowids.length - 1];
     chunk = Math.min(MAX_CHUNK, chunk * 2);
   }
   found.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
@@ -103,36 +147,71 @@ export async function searchWithIndex(
 }
 
 /**
- * Indexes up to `rows` entries past the watermark in one transaction; returns how many. Also
- * notices a store whose rowids were renumbered (VACUUM renumbers a table without an INTEGER
- * PRIMARY KEY) — the watermark's entry is no longer the one recorded — and starts over.
+ * One round of upkeep in one transaction: starts over if the rowids were renumbered (VACUUM
+ * renumbers a table without an INTEGER PRIMARY KEY), removes a stale range (the newest
+ * entries deleted, their rowids about to be reused), drops partitions retention has emptied,
+ * then indexes up to `rows` entries past the watermark. Returns how many it indexed.
  */
 export async function indexHistoryBatch(db: Kysely<Database>, rows: number): Promise<number> {
   return db.transaction().execute(async (trx) => {
-    const { rows: state } = await sql<{ indexed_rowid: number; indexed_id: string | null }>`
-      select indexed_rowid, indexed_id from query_history_search_state where id = 1`.execute(trx);
-    let from = Number(state[0]?.indexed_rowid ?? 0);
-    const recorded = state[0]?.indexed_id ?? null;
-    if (recorded !== null && from > 0) {
-      const { rows: at } = await sql<{ id: string }>`select id from query_history where rowid = ${from}`.execute(trx);
-      if (at[0] && at[0].id !== recorded) {
-        await sql`insert into query_history_search (query_history_search) values ('delete-all')`.execute(trx);
-        from = 0;
+    const state = await readState(trx);
+    let from = state.indexed_rowid;
+    const size = state.partition_rows;
+    let parts = await partitions(trx);
+    const drop = async (k: number) => {
+      await sql`drop table ${sql.table(partitionName(k))}`.execute(trx);
+      parts = parts.filter((p) => p !== k);
+    };
+    if (renumbered(state)) {
+      for (const k of parts) await drop(k);
+      from = 0;
+    }
+    if (state.stale_upto !== null && state.stale_upto > from) {
+      for (const k of parts) {
+        const lo = k * size + 1;
+        const hi = (k + 1) * size;
+        if (hi <= from || lo > state.stale_upto) continue;
+        // A block wholly above the watermark (now the newest live rowid) has no entry left.
+        if (lo > from) await drop(k);
+        else await sql`delete from ${sql.table(partitionName(k))} where rowid > ${from} and rowid <= ${state.stale_upto}`.execute(trx);
       }
     }
-    const { rows: edge } = await sql<{ rowid: number; id: string }>`
-      select rowid, id from query_history where rowid > ${from} order by rowid limit 1 offset ${rows - 1}`.execute(trx);
-    const last = edge[0]
-      ? edge[0]
-      : (await sql<{ rowid: number; id: string }>`select rowid, id from query_history where rowid > ${from} order by rowid desc limit 1`.execute(trx)).rows[0];
-    if (!last) {
-      if (from !== Number(state[0]?.indexed_rowid ?? 0)) await sql`update query_history_search_state set indexed_rowid = ${from}, indexed_id = null where id = 1`.execute(trx);
-      return 0;
+    const { rows: oldest } = await sql<{ r: number | null }>`select min(rowid) as r from query_history`.execute(trx);
+    const min = oldest[0]?.r === null || oldest[0]?.r === undefined ? from + 1 : Number(oldest[0].r);
+    for (const k of parts) if ((k + 1) * size < min && (k + 1) * size <= from) await drop(k);
+
+    // The next batch, within one partition; a block with nothing past the watermark (its
+    // entries deleted before they were indexed) is skipped to the next entry's block.
+    let indexed = 0;
+    let to = from;
+    let toId: string | null = from === state.indexed_rowid ? state.indexed_id : null;
+    for (;;) {
+      const k = Math.floor(to / size);
+      const end = (k + 1) * size;
+      const { rows: edge } = await sql<{ rowid: number; id: string }>`
+        select rowid, id from query_history where rowid > ${to} and rowid <= ${end} order by rowid limit 1 offset ${rows - 1}`.execute(trx);
+      const last =
+        edge[0] ??
+        (await sql<{ rowid: number; id: string }>`select rowid, id from query_history where rowid > ${to} and rowid <= ${end} order by rowid desc limit 1`.execute(trx)).rows[0];
+      if (last) {
+        if (!parts.includes(k)) await createSearchPartition(trx, k);
+        const result = await sql`
+          insert into ${sql.table(partitionName(k))} (rowid, sql) select rowid, sql from query_history where rowid > ${to} and rowid <= ${last.rowid}`.execute(trx);
+        indexed = Number(result.numAffectedRows ?? 0);
+        to = Number(last.rowid);
+        toId = last.id;
+        break;
+      }
+      const { rows: next } = await sql<{ rowid: number }>`select rowid from query_history where rowid > ${to} order by rowid limit 1`.execute(trx);
+      if (!next[0]) break;
+      to = Math.floor((Number(next[0].rowid) - 1) / size) * size;
+      toId = null;
     }
-    const result = await sql`
-      insert into query_history_search (rowid, sql) select rowid, sql from query_history where rowid > ${from} and rowid <= ${last.rowid}`.execute(trx);
-    await sql`update query_history_search_state set indexed_rowid = ${last.rowid}, indexed_id = ${last.id} where id = 1`.execute(trx);
-    return Number(result.numAffectedRows ?? 0);
+    // An idle round writes nothing (no commit every second on an idle store).
+    if (to !== state.indexed_rowid || toId !== state.indexed_id || state.stale_upto !== null) {
+      await sql`update query_history_search_state set indexed_rowid = ${to}, indexed_id = ${toId}, stale_upto = null where id = 1`.execute(trx);
+    }
+    return indexed;
   });
 }
 

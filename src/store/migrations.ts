@@ -270,33 +270,38 @@ const migrations: Record<string, Migration> = {
   },
   // Issue 16, history search at 10M entries. SQLite only (PostgreSQL has its pg_trgm index):
   // a trigram full-text index of the history's statements, contentless (the text stays in
-  // query_history alone) and keyed by query_history's rowid. It is filled behind the writes,
-  // in batches, by src/history/search-index.ts — never in the INSERT's transaction, where
-  // it cost 75 µs per entry against ~14 µs in batches of a few hundred — so it may lag; the
-  // state row says how far it reaches, and a search reads past that point without it.
-  // The trigger keeps deletes (retention, a workspace's cascade) in step, and pulls the
-  // watermark down when the newest entries go so that a reused rowid is never taken as indexed.
+  // query_history alone), keyed by query_history's rowid and split into partitions of
+  // `partition_rows` rowids, FTS5 tables src/history/search-index.ts creates as it goes. It is
+  // filled behind the writes, in batches — never in the INSERT's transaction, where it cost
+  // 75 µs per entry — so it may lag; the state row says how far it reaches (a search reads past
+  // that point without it). Retention never deletes from it entry by entry (FTS5 deletes in a
+  // 10M-entry index stalled the event loop for 0.5–3 s): a partition is dropped once all its
+  // entries are gone, and an entry deleted in between is only a candidate its check rejects.
+  // The trigger handles the one delete that matters: the newest entries' (a workspace's
+  // cascade), whose rowids the next INSERTs reuse. It pulls the watermark down and records
+  // the range whose index entries must go before those rowids are indexed again.
   '0009_history_search_index': {
     async up(db: Kysely<any>) {
       if (db.getExecutor().adapter instanceof PostgresAdapter) return;
-      await sql`create virtual table query_history_search using fts5(sql, content = '', contentless_delete = 1, tokenize = 'trigram')`.execute(db);
-      // deletemerge 0: by default a segment whose deleted share passes 10% is rewritten whole
-      // in the deleting statement; on 10M entries retention then stalled the event loop for
-      // 2.9–3.3 s at a time (and took 9× longer). Deleted entries' space comes back when
-      // their segments merge. automerge 8 (default 4): each entry is rewritten by fewer
-      // merges as the index grows, for a few more segments a search reads.
-      await sql`insert into query_history_search (query_history_search, rank) values ('deletemerge', 0)`.execute(db);
-      await sql`insert into query_history_search (query_history_search, rank) values ('automerge', 8)`.execute(db);
-      await sql`create table query_history_search_state (id integer primary key check (id = 1), indexed_rowid integer not null, indexed_id text)`.execute(db);
-      await sql`insert into query_history_search_state (id, indexed_rowid, indexed_id) values (1, 0, null)`.execute(db);
+      await sql`
+        create table query_history_search_state (
+          id integer primary key check (id = 1),
+          indexed_rowid integer not null,
+          indexed_id text,
+          stale_upto integer,
+          partition_rows integer not null
+        )`.execute(db);
+      await sql`insert into query_history_search_state (id, indexed_rowid, indexed_id, stale_upto, partition_rows) values (1, 0, null, null, 1048576)`.execute(db);
       await sql`
         create trigger query_history_search_delete after delete on query_history
         when old.rowid <= (select indexed_rowid from query_history_search_state where id = 1)
+          and old.rowid > (select coalesce(max(rowid), 0) from query_history)
         begin
-          delete from query_history_search where rowid = old.rowid;
           update query_history_search_state
-            set indexed_rowid = (select coalesce(max(rowid), 0) from query_history), indexed_id = null
-            where id = 1 and indexed_rowid > (select coalesce(max(rowid), 0) from query_history);
+            set stale_upto = max(coalesce(stale_upto, 0), indexed_rowid),
+                indexed_rowid = (select coalesce(max(rowid), 0) from query_history),
+                indexed_id = null
+            where id = 1;
         end`.execute(db);
     },
   },
