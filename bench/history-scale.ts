@@ -291,6 +291,7 @@ async function retention(s: Setup): Promise<{ baseline: number[]; during: number
   await prune;
   await indexer?.catchUp();
   await indexer?.stop();
+  if (indexer) process.stderr.write(`search indexer beside the writer and retention: ${JSON.stringify(indexer.stats)}\n`);
   return { baseline, during, deleted, seconds: (performance.now() - t) / 1000 };
 }
 
@@ -320,7 +321,8 @@ async function searchIndexCost(s: Setup): Promise<{ entries: number; usPerEntry:
 async function explainRare(s: Setup, storeUrl: string): Promise<string[]> {
   const compiled = s.svc.db
     .selectFrom('query_history').selectAll().where('workspace_id', '=', s.wsId)
-    .where(sql<boolean>`lower(${sql.ref('sql')}) like ${'%rare_audit_trail%'} escape '\\'`)
+    // The pattern exactly as listHistory builds it: `_` escaped.
+    .where(sql<boolean>`lower(${sql.ref('sql')}) like ${'%rare\\_audit\\_trail%'} escape '\\'`)
     .orderBy('id', 'desc').limit(51).compile();
   const c = new pg.Client({ connectionString: storeUrl });
   await c.connect();

@@ -218,6 +218,8 @@ export async function indexHistoryBatch(db: Kysely<Database>, rows: number): Pro
 export interface SearchIndexer {
   /** Indexes until caught up (tests, the bench); resolves with the entries indexed. */
   catchUp(): Promise<number>;
+  /** Batches run, entries indexed and the longest batch, in ms (bench/history-scale.ts). */
+  readonly stats: { batches: number; entries: number; maxBatchMs: number };
   /** Stops the timer and waits for a running batch. */
   stop(): Promise<void>;
 }
@@ -237,6 +239,7 @@ export function startSearchIndexer(
   const sliceMs = opts.sliceMs ?? 10;
   let batch = 200;
   let running: Promise<number> | null = null;
+  const stats = { batches: 0, entries: 0, maxBatchMs: 0 };
   let stopped = false;
   const run = () =>
     (running ??= (async () => {
@@ -247,6 +250,9 @@ export function startSearchIndexer(
           const n = await indexHistoryBatch(db, batch);
           total += n;
           const took = performance.now() - started;
+          stats.batches++;
+          stats.entries += Math.max(0, n);
+          stats.maxBatchMs = Math.max(stats.maxBatchMs, took);
           if (took > sliceMs) batch = Math.max(16, Math.floor(batch / 2));
           else if (took < sliceMs / 2 && n === batch) batch = Math.min(2_000, Math.ceil(batch * 1.5));
           if (n === 0) break;
@@ -261,6 +267,7 @@ export function startSearchIndexer(
     })());
   const timer = setInterval(() => void run(), intervalMs).unref();
   return {
+    stats,
     async catchUp() {
       let total = 0;
       for (;;) {
