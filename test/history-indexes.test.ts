@@ -119,3 +119,31 @@ describe('GET history on 50,000 entries (PostgreSQL store)', () => {
     });
   }
 });
+
+describe('search on the PostgreSQL store', () => {
+  it('finds a rare text through the trigram index, with `_` in it', async () => {
+    const plan = await planOf(admin, { search: 'rare_audit_trail' });
+    expect(plan.some((n) => n['Index Name'] === 'query_history_sql_trgm')).toBe(true);
+  });
+
+  it('is an exact, case-insensitive substring test: `%`, `_` and `\\` are plain characters', async () => {
+    const texts = ['SELECT 1 -- 100%_done', 'SELECT 1 -- 100x_done', 'SELECT 1 -- 100%xdone', 'SELECT 1 -- path a\\b', 'SELECT 1 -- path ab', 'SELECT 1 -- Under_Score'];
+    await client.query(
+      `insert into query_history (id, workspace_id, query_id, connection_id, connection_name, sql, statement_type, status, duration_ms, source, user_id, user_email, created_at)
+       select 'h_' || lpad((90000 + i)::text, 26, '0'), $1, 'q', 'conn_main', 'main', t, 'SELECT', 'succeeded', 1, 'api', $2, 'x@h.test', '2026-06-01T00:00:00.000Z'
+       from unnest($3::text[]) with ordinality as u(t, i)`,
+      [admin.workspace.id, admin.user.id, texts],
+    );
+    for (const [search, expected] of [
+      ['100%_d', ['SELECT 1 -- 100%_done']],
+      ['%', ['SELECT 1 -- 100%_done', 'SELECT 1 -- 100%xdone']],
+      ['0_d', []],
+      ['x_d', ['SELECT 1 -- 100x_done']],
+      ['a\\b', ['SELECT 1 -- path a\\b']],
+      ['UNDER_score', ['SELECT 1 -- Under_Score']],
+    ] as const) {
+      const page = await listHistory(store.db, admin, { limit: 50, search } as HistoryQuery);
+      expect(page.entries.map((e) => e.sql).sort(), search).toEqual([...expected].sort());
+    }
+  });
+});

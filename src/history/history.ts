@@ -2,7 +2,7 @@
 // time-ordered (src/ids.ts), so "newest first" is `ORDER BY id DESC` and the cursor is the
 // last id seen: entries written while a client pages land above its cursor and can neither
 // shift a page (no skips) nor reappear (no repeats), unlike OFFSET paging.
-import { CompiledQuery, SqliteAdapter, sql, type Kysely } from 'kysely';
+import { CompiledQuery, PostgresAdapter, SqliteAdapter, sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import { InvalidRequestError } from '../errors.ts';
 import { firstIdAt, newId, nowIso } from '../ids.ts';
@@ -261,13 +261,22 @@ export async function listHistory(
   }
   let rows: HistoryRow[] | null = null;
   if (query.search) {
-    const pattern = `%${query.search.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
-    // ESCAPE spelled out: SQLite has no default LIKE escape character, PostgreSQL's is `\`.
-    const matches = sql<boolean>`lower(${sql.ref('sql')}) like ${pattern} escape '\\'`;
-    // SQLite: the trigram index narrows the walk to candidates (search-index.ts); PostgreSQL's
-    // planner uses its pg_trgm index for the same condition by itself.
-    if (searchIndexApplies(db, query.search)) rows = await searchWithIndex(db, q, { search: query.search, matches, limit: query.limit, cursor });
-    q = q.where(matches);
+    const needle = query.search.toLowerCase();
+    if (db.getExecutor().adapter instanceof PostgresAdapter) {
+      // Exact: strpos, a plain substring test. For the pg_trgm index, a LIKE that matches a
+      // superset: each `%` or `_` of the text as the wildcard `_`. Escaped (`\_`), they are
+      // literal non-word characters to pg_trgm, which then adds word-boundary trigrams such as
+      // 're ' that nearly every statement holds ('where '): 34 ms on 10M entries instead of 0.5.
+      const loose = `%${needle.replace(/\\/g, '\\\\').replace(/%/g, '_')}%`;
+      q = q.where(sql<boolean>`lower(${sql.ref('sql')}) like ${loose} escape '\\'`).where(sql<boolean>`strpos(lower(${sql.ref('sql')}), ${needle}) > 0`);
+    } else {
+      // ESCAPE spelled out: SQLite has no default LIKE escape character.
+      const pattern = `%${needle.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+      const matches = sql<boolean>`lower(${sql.ref('sql')}) like ${pattern} escape '\\'`;
+      // The trigram index narrows the walk to candidates (search-index.ts).
+      if (searchIndexApplies(db, query.search)) rows = await searchWithIndex(db, q, { search: query.search, matches, limit: query.limit, cursor });
+      q = q.where(matches);
+    }
   }
   rows ??= await q.orderBy('id', 'desc').limit(query.limit + 1).execute();
   const page = rows.slice(0, query.limit).map(toEntry);

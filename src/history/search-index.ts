@@ -36,8 +36,8 @@ async function partitions(db: Kysely<Database>): Promise<number[]> {
   }).sort((a, b) => a - b);
 }
 
-/** The statements that create partition `k` (bench/history-scale.ts bulk-loads through them). */
-export function searchPartitionDdl(k: number): string[] {
+/** The statements that create partition `k`. */
+function searchPartitionDdl(k: number): string[] {
   const name = partitionName(k);
   return [
     `create virtual table if not exists ${name} using fts5(sql, content = '', contentless_delete = 1, tokenize = 'trigram')`,
