@@ -61,7 +61,7 @@ export const SETTINGS = {
   DBQ_SQLITE_DIR: { schema: optionalString, doc: 'Where SQLite connection files live: one directory per workspace, `DBQ_SQLITE_DIR/<slug>/`, the only place its `sqlite:<file>` connections resolve (symlinks resolved). Default `DATA_DIR/sqlite`.' },
   DBQ_BASE_DOMAIN: { schema: optionalString, doc: 'Enables host-form workspace URLs: `https://{slug}.{DBQ_BASE_DOMAIN}`.' },
   DBQ_HISTORY_DAYS: { schema: int(90, 1, 36500), doc: 'Query history retention in days; older entries are deleted hourly.' },
-  DBQ_HISTORY_SEARCH_INDEX: { schema: z.enum(['on', 'off']).default('on'), doc: 'SQLite store: keep a trigram index of the history\'s statements for `search=` (docs/deployment.md, "Query history at scale"); about 15–30 µs of CPU per entry, in the background. `off` stops indexing; search then walks the history. The PostgreSQL store uses pg_trgm instead.' },
+  DBQ_HISTORY_SEARCH_INDEX: { schema: z.enum(['on', 'off']).default('on'), doc: 'SQLite store: keep a trigram index of the history\'s statements for `search=` (docs/deployment.md, "Query history at scale"); about 11–18 µs of CPU per entry, in the background. `off` stops indexing; search then walks the history. The PostgreSQL store uses pg_trgm instead.' },
   DBQ_AUDIT_DAYS: { schema: int(365, 1, 36500), doc: 'Audit log retention in days (docs/audit.md); older entries are deleted at start and hourly, in batches.' },
   DBQ_LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), doc: 'pino log level.' },
   DBQ_BODY_LIMIT: { schema: int(MiB, 1024, 64 * MiB), doc: 'Largest accepted request body in bytes (413 past it).' },
