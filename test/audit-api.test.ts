@@ -4,7 +4,7 @@
 // validated, in OpenAPI, per workspace, and works on a PostgreSQL store too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listApiKeys } from '../src/workspaces/api-keys.ts';
-import { createHarness, freshPostgresDatabase, type Harness } from './support/harness.ts';
+import { createHarness, createPgStoreHarness, type Harness } from './support/harness.ts';
 
 const SECRETS = ['Api-Pass-1', 'Api-ReadPass-1', 'Api-Pass-2', 'Api-ReadPass-2', 'AuditKeyMaterial', 'Bastion-Pw-1'];
 const SSH_KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nAuditKeyMaterialb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n';
@@ -132,15 +132,11 @@ describe('GET /audit', () => {
 
 describe('on a PostgreSQL store', () => {
   let pgh: Harness;
-  let drop: () => Promise<void>;
   beforeAll(async () => {
-    const fresh = await freshPostgresDatabase();
-    drop = fresh.drop;
-    pgh = await createHarness({ DBQ_STORE_URL: fresh.url });
+    pgh = await createPgStoreHarness();
   });
   afterAll(async () => {
     await pgh?.close();
-    await drop?.();
   });
 
   it('records and lists an API change', async () => {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
-import { createHarness, freshPostgresDatabase, workspaceSqliteDir, type Harness } from './support/harness.ts';
+import { createHarness, createPgStoreHarness, workspaceSqliteDir, type Harness } from './support/harness.ts';
 import { runDbq } from './support/cli.ts';
 
 let h: Harness;
@@ -301,15 +301,11 @@ describe('the CLI', () => {
 
 describe('on a PostgreSQL store', () => {
   let pgh: Harness;
-  let drop: () => Promise<void>;
   beforeAll(async () => {
-    const fresh = await freshPostgresDatabase();
-    drop = fresh.drop;
-    pgh = await createHarness({ DBQ_STORE_URL: fresh.url });
+    pgh = await createPgStoreHarness();
   });
   afterAll(async () => {
     await pgh?.close();
-    await drop?.();
   });
 
   it('scopes, limits the lifetime, grants, and audits an expiry once, as on SQLite', async () => {

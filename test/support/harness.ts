@@ -5,7 +5,7 @@ import { cliActor } from '../../src/access/audit.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { tempDir } from './databases.ts';
+import { freshPostgresDatabase, tempDir } from './databases.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { frontDoors } from '../../src/http/front-doors.ts';
@@ -87,6 +87,19 @@ export async function createHarness(env: Record<string, string> = {}, opts: { lo
         // non-JSON bodies (metrics, docs) stay text
       }
       return { status: res.statusCode, body: parsed, headers: res.headers as Record<string, unknown> };
+    },
+  };
+}
+
+/** A harness on a fresh PostgreSQL store (a database of its own); close() drops it too. */
+export async function createPgStoreHarness(env: Record<string, string> = {}): Promise<Harness> {
+  const fresh = await freshPostgresDatabase();
+  const h = await createHarness({ DBQ_STORE_URL: fresh.url, ...env });
+  return {
+    ...h,
+    async close() {
+      await h.close();
+      await fresh.drop();
     },
   };
 }
