@@ -24,7 +24,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { cliActor } from '../src/access/audit.ts';
 import { loadConfig } from '../src/config.ts';
-import { listHistory, pruneHistory, writeHistory, type HistoryQuery } from '../src/history/history.ts';
+import { listHistory, postgresSearchConditions, pruneHistory, writeHistory, type HistoryQuery } from '../src/history/history.ts';
 import { indexHistoryBatch, startSearchIndexer } from '../src/history/search-index.ts';
 import { buildApp } from '../src/http/app.ts';
 import { frontDoors } from '../src/http/front-doors.ts';
@@ -314,10 +314,7 @@ async function searchIndexCost(s: Setup): Promise<{ entries: number; usPerEntry:
 async function explainRare(s: Setup, storeUrl: string): Promise<string[]> {
   const compiled = s.svc.db
     .selectFrom('query_history').selectAll().where('workspace_id', '=', s.wsId)
-    // The conditions listHistory sends on PostgreSQL (history.ts): a loose LIKE for the
-    // trigram index, then the exact strpos.
-    .where(sql<boolean>`lower(${sql.ref('sql')}) like ${'%rare_audit_trail%'} escape '\\'`)
-    .where(sql<boolean>`strpos(lower(${sql.ref('sql')}), ${'rare_audit_trail'}) > 0`)
+    .where((eb) => eb.and(postgresSearchConditions('rare_audit_trail')))
     .orderBy('id', 'desc').limit(51).compile();
   const c = new pg.Client({ connectionString: storeUrl });
   await c.connect();

@@ -64,6 +64,7 @@ export function searchIndexApplies(db: Kysely<Database>, search: string): boolea
 
 type Filtered = SelectQueryBuilder<Database, 'query_history', HistoryRow>;
 type Found = HistoryRow & { search_rowid: number };
+const newestFirst = (a: Found, b: Found) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 interface State {
   indexed_rowid: number;
@@ -124,7 +125,7 @@ export async function searchWithIndex(
   let chunk = FIRST_CHUNK;
   for (;;) {
     if (found.length >= want) {
-      found.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+      found.sort(newestFirst);
       found.length = want;
       // Final once the walk is SLACK rowids below the page's oldest entry (see the top).
       if (upper <= Number(found[want - 1].search_rowid) - SEARCH_ROWID_SLACK) break;
@@ -142,7 +143,7 @@ export async function searchWithIndex(
     if (rows.length === chunk) upper = rowids[rowids.length - 1];
     chunk = Math.min(MAX_CHUNK, chunk * 2);
   }
-  found.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  found.sort(newestFirst);
   return found.slice(0, want).map(({ search_rowid: _, ...row }) => row as HistoryRow);
 }
 
