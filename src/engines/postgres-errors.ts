@@ -5,6 +5,7 @@
 import pg from 'pg';
 import { ConnectionFailedError, DbqError, QueryFailedError } from '../errors.ts';
 import { classifyTransportError, connectionReason } from './connection-reason.ts';
+import { isBindRefused } from './postgres-parameters.ts';
 
 /** SQLSTATEs that mean the session is unusable or never existed: 08 connection exception,
  * 28 invalid authorization, 3D000 unknown database, 53300 too many connections, 57P01-03
@@ -33,7 +34,9 @@ export function classifyPostgresError(err: unknown): DbqError {
   if (err instanceof DbqError) return err;
   if (err instanceof pg.DatabaseError) {
     const code = err.code ?? null;
-    if (code && isConnectionState(code)) return new ConnectionFailedError(connectionReason(err), err);
+    // A Bind refused for its parameter count is 08P01 too, but at severity ERROR: only that
+    // statement failed and the session goes on.
+    if (code && isConnectionState(code) && !isBindRefused(err)) return new ConnectionFailedError(connectionReason(err), err);
     const position = err.position ? Number(err.position) : null;
     const details: Record<string, unknown> = { sqlState: code, position };
     if (err.detail) details.detail = err.detail;

@@ -35,6 +35,7 @@ import {
   type RawRow,
 } from './postgres-cursor.ts';
 import { PipelinedStatement, type Step } from './postgres-batch.ts';
+import { isBindRefused, parameterCountError } from './postgres-parameters.ts';
 import { CatalogCache } from './postgres-catalog.ts';
 import type { PostgresCatalog } from '../sql/read-policy.ts';
 import { closePooledEngine } from './pool-close.ts';
@@ -205,6 +206,7 @@ class PostgresEngine implements Engine {
           affectedRows: returnsRows ? null : (raw.rowCount ?? 0),
         };
       } catch (err) {
+        if (isBindRefused(err) && !session.watch.reason) throw await this.parameterCountError(session, opts, err);
         const classified = this.classify(err, session);
         if (pipeline && classified instanceof ConnectionFailedError && !session.watch.reason) {
           // A pooled connection the server dropped while idle fails the pipeline before any of
@@ -242,8 +244,9 @@ class PostgresEngine implements Engine {
       // short-lived side connection (once per pool per OID).
       types = await session.watch.run(this.types.resolve(fields, (text, values) => this.withSideClient((c) => c.query(text, values))));
     } catch (err) {
+      const refused = isBindRefused(err) && !session.watch.reason ? await this.parameterCountError(session, opts, err) : null;
       await session.end();
-      throw this.classify(err, session);
+      throw refused ?? this.classify(err, session);
     }
     const size = batchSize(opts.maxRows);
     let pending: RawRow[] | null = first;
@@ -523,6 +526,11 @@ class PostgresEngine implements Engine {
       }
     }
     client.release(destroy || this.broken.has(client));
+  }
+
+  /** Asked on the failed statement's own connection: the refused Bind left it usable. */
+  private parameterCountError(session: Session, opts: { sql: string; params: readonly unknown[] }, err: pg.DatabaseError): Promise<DbqError> {
+    return session.watch.run(parameterCountError(session.client, opts.sql, opts.params.length, err)).catch((e: unknown) => this.classify(e, session));
   }
 
   private classify(err: unknown, session: Session): DbqError {
