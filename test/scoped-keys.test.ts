@@ -37,6 +37,11 @@ beforeAll(async () => {
   }
   idA = (await h.call('POST', '/api/connections', h.adminKey, { name: 'a', url: 'sqlite:keys-a.db' })).body.data.connection.id;
   idB = (await h.call('POST', '/api/connections', h.adminKey, { name: 'b', url: 'sqlite:keys-b.db' })).body.data.connection.id;
+  // A key's `tools` must name live tools (test/key-scope-unknown-tool.test.ts).
+  for (const name of ['t_one', 't_two']) {
+    const res = await h.call('POST', '/api/tools', h.adminKey, { name, description: name, connectionId: idA, sql: 'SELECT v FROM t' });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  }
 });
 
 afterAll(async () => {

@@ -56,6 +56,44 @@ async function resolveConnections(db: Kysely<Database>, user: UserRow, entries: 
   return ids;
 }
 
+async function connectionUsable(db: Kysely<Database>, user: UserRow, connectionId: string): Promise<boolean> {
+  let row;
+  try {
+    row = await getConnectionRow(db, user.workspace_id, connectionId);
+  } catch (err) {
+    if (err instanceof ConnectionNotFoundError) return false;
+    throw err;
+  }
+  return userMayUse({ db }, { user: { id: user.id, accountRole: user.role } }, row);
+}
+
+/** Curated tool names, each of a live tool on a connection the key's user may use; the others
+ * are refused together, the way an unknown connection is (issue 23 item 5: a misspelt name was
+ * stored and the key could then run nothing, with no word why). A tool the user may not use is
+ * reported exactly like one that does not exist, as /tools/{name} does. */
+async function resolveTools(db: Kysely<Database>, user: UserRow, names: string[]): Promise<string[]> {
+  const unique = [...new Set(names)];
+  const rows = await db
+    .selectFrom('curated_tools')
+    .select(['name', 'connection_id', 'deleted_at'])
+    .where('workspace_id', '=', user.workspace_id)
+    .where('name', 'in', unique)
+    .orderBy('version', 'desc')
+    .execute();
+  const newest = new Map<string, (typeof rows)[number]>();
+  for (const row of rows) if (!newest.has(row.name)) newest.set(row.name, row);
+  const unknown: string[] = [];
+  for (const name of unique) {
+    const row = newest.get(name);
+    if (!row || row.deleted_at !== null || !(await connectionUsable(db, user, row.connection_id))) unknown.push(name);
+  }
+  if (unknown.length > 0) {
+    const listed = unknown.map((n) => `"${n}"`).join(', ');
+    throw new InvalidRequestError(`tools: unknown tool${unknown.length > 1 ? 's' : ''} ${listed}`, { field: 'tools', tool: unknown[0], tools: unknown });
+  }
+  return unique;
+}
+
 export async function resolveKeyScope(
   db: Kysely<Database>,
   user: UserRow,
@@ -84,7 +122,7 @@ export async function resolveKeyScope(
   if (effectiveConnections) scope.connections = effectiveConnections;
 
   if (asked.toolsOnly) scope.toolsOnly = true;
-  const tools = asked.tools?.length ? [...new Set(asked.tools)] : null;
+  const tools = asked.tools?.length ? await resolveTools(db, user, asked.tools) : null;
   if (limit?.tools) {
     const outside = tools?.find((t) => !limit.tools!.includes(t));
     if (outside) throw tooWide(`a key may not grant tool "${outside}": its creating key may not run it`, { tool: outside });
