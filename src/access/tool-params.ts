@@ -2,9 +2,11 @@
 // how a caller's values are checked against them, and the JSON Schema an MCP client (or any
 // program) is shown. One definition feeds all three so the schema a model reads and the check
 // a run passes cannot disagree. Values are checked here and then bound by the driver
-// (tool-sql.ts); none is ever spliced into SQL text.
+// (tool-sql.ts); none is ever spliced into SQL text. A `pattern` is never run as a JavaScript
+// RegExp here: it is compiled and matched with RE2 on the pattern worker (pattern-match.ts).
 import { z } from 'zod';
 import { InvalidRequestError } from '../errors.ts';
+import { matchPattern, patternDefinitionProblem } from './pattern-match.ts';
 
 export const PARAMETER_TYPES = ['string', 'integer', 'number', 'boolean', 'date', 'enum', 'array'] as const;
 export type ParameterType = (typeof PARAMETER_TYPES)[number];
@@ -70,10 +72,6 @@ function isRealDate(s: string): boolean {
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
 }
 
-function compilePattern(pattern: string): RegExp {
-  return new RegExp(pattern, 'u');
-}
-
 /** Problems in one definition (type-specific constraints), as [field suffix, message]. */
 function specProblem(spec: ItemSpec): [string, string] | null {
   const { type } = spec;
@@ -92,27 +90,28 @@ function specProblem(spec: ItemSpec): [string, string] | null {
     if (!numeric && type !== 'date') return [key, `is not a constraint of type ${type}`];
   }
   if (spec.min !== undefined && spec.max !== undefined && spec.min > spec.max) return ['min', 'is greater than max'];
-  if (spec.pattern !== undefined) {
-    try {
-      compilePattern(spec.pattern);
-    } catch {
-      return ['pattern', 'is not a valid regular expression'];
-    }
-  }
   return null;
 }
 
+/** specProblem, then the pattern (compiled on the pattern worker). */
+async function specProblemWithPattern(spec: ItemSpec): Promise<[string, string] | null> {
+  const problem = specProblem(spec);
+  if (problem || spec.pattern === undefined) return problem;
+  const patternProblem = await patternDefinitionProblem(spec.pattern);
+  return patternProblem ? ['pattern', patternProblem] : null;
+}
+
 /** Checks a list of definitions beyond their shape; throws 400 naming the field. */
-export function checkParameters(parameters: ToolParameter[]): void {
+export async function checkParameters(parameters: ToolParameter[]): Promise<void> {
   const seen = new Set<string>();
-  parameters.forEach((p, i) => {
+  for (const [i, p] of parameters.entries()) {
     const at = `parameters[${i}]`;
     if (p.name === 'caller') throw new InvalidRequestError(`${at}.name "caller" is reserved for :caller.email, :caller.userId and :caller.keyId`, { field: `${at}.name` });
     if (seen.has(p.name)) throw new InvalidRequestError(`${at}.name "${p.name}" is declared twice`, { field: `${at}.name` });
     seen.add(p.name);
     if (p.type === 'array') {
       if (!p.items) throw new InvalidRequestError(`${at}.items is required for type array`, { field: `${at}.items` });
-      const problem = specProblem(p.items);
+      const problem = await specProblemWithPattern(p.items);
       if (problem) throw new InvalidRequestError(`${at}.items.${problem[0]} ${problem[1]}`, { field: `${at}.items.${problem[0]}` });
       for (const key of ['min', 'max'] as const) {
         const v = p[key];
@@ -125,24 +124,23 @@ export function checkParameters(parameters: ToolParameter[]): void {
       }
     } else {
       if (p.items !== undefined) throw new InvalidRequestError(`${at}.items is only for type array`, { field: `${at}.items` });
-      const problem = specProblem(p as ItemSpec);
+      const problem = await specProblemWithPattern(p as ItemSpec);
       if (problem) throw new InvalidRequestError(`${at}.${problem[0]} ${problem[1]}`, { field: `${at}.${problem[0]}` });
     }
     if (p.default !== undefined) {
       if (p.required) throw new InvalidRequestError(`${at}.default makes no sense on a required parameter`, { field: `${at}.default` });
-      const problem = valueProblem(p, p.default);
+      const problem = await valueProblem(p, p.default);
       if (problem) throw new InvalidRequestError(`${at}.default ${problem}`, { field: `${at}.default` });
     }
-  });
+  }
 }
 
-/** Why a value does not fit one scalar spec, or null. */
+/** Why a value does not fit one scalar spec, or null; `pattern` is checked by valueProblem. */
 function scalarProblem(spec: ItemSpec, value: unknown): string | null {
   switch (spec.type) {
     case 'string':
       if (typeof value !== 'string') return 'must be a string';
       if (spec.maxLength !== undefined && [...value].length > spec.maxLength) return `must be at most ${spec.maxLength} characters`;
-      if (spec.pattern !== undefined && !compilePattern(spec.pattern).test(value)) return `must match the pattern ${spec.pattern}`;
       return null;
     case 'integer':
       if (typeof value !== 'number' || !Number.isSafeInteger(value)) return 'must be an integer';
@@ -166,9 +164,15 @@ function rangeProblem(spec: ItemSpec, value: number | string): string | null {
   return null;
 }
 
-/** Why a value does not fit the parameter, or null. */
-export function valueProblem(p: ToolParameter, value: unknown): string | null {
-  if (p.type !== 'array') return scalarProblem(p as ItemSpec, value);
+/** Why a value does not fit the parameter, or null. Every other check comes first, so a
+ * value that is wrong anyway never reaches the pattern worker. */
+export async function valueProblem(p: ToolParameter, value: unknown): Promise<string | null> {
+  if (p.type !== 'array') {
+    const problem = scalarProblem(p as ItemSpec, value);
+    if (problem || p.pattern === undefined) return problem;
+    const outcome = await matchPattern(p.pattern, [value as string]);
+    return outcome.kind === 'matched' ? null : outcome.kind === 'mismatch' ? `must match the pattern ${p.pattern}` : outcome.problem;
+  }
   if (!Array.isArray(value)) return 'must be an array';
   const max = typeof p.max === 'number' ? p.max : MAX_ARRAY_ITEMS;
   if (typeof p.min === 'number' && value.length < p.min) return `must have at least ${p.min} elements`;
@@ -177,12 +181,16 @@ export function valueProblem(p: ToolParameter, value: unknown): string | null {
     const problem = scalarProblem(p.items!, value[i]);
     if (problem) return `[${i}] ${problem}`;
   }
-  return null;
+  const pattern = p.items!.pattern;
+  if (pattern === undefined || value.length === 0) return null;
+  // One job for all elements: the work cap counts the whole array.
+  const outcome = await matchPattern(pattern, value as string[]);
+  return outcome.kind === 'matched' ? null : outcome.kind === 'mismatch' ? `[${outcome.index}] must match the pattern ${pattern}` : outcome.problem;
 }
 
 /** A caller's `params` object checked against the definitions: each value, defaults applied,
  * an absent optional parameter bound as NULL. 400 naming `params.<name>` otherwise. */
-export function resolveParamValues(parameters: ToolParameter[], given: unknown): Map<string, unknown> {
+export async function resolveParamValues(parameters: ToolParameter[], given: unknown): Promise<Map<string, unknown>> {
   if (given === undefined || given === null) given = {};
   if (typeof given !== 'object' || Array.isArray(given)) throw new InvalidRequestError('params must be an object of parameter values', { field: 'params' });
   const input = given as Record<string, unknown>;
@@ -207,7 +215,7 @@ export function resolveParamValues(parameters: ToolParameter[], given: unknown):
       values.set(p.name, p.default ?? null);
       continue;
     }
-    const problem = valueProblem(p, value);
+    const problem = await valueProblem(p, value);
     if (problem) throw new InvalidRequestError(`params.${p.name} ${problem}`, { field: `params.${p.name}` });
     values.set(p.name, value);
   }

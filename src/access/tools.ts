@@ -138,7 +138,7 @@ async function resolveConnection(svc: Services, author: ToolAuthor, idOrName: st
  * placeholder declared and every parameter used, and the statement one the connection's
  * guard accepts (not valid SQL → 422, refused outright → 400). */
 async function validateDefinition(svc: Services, row: StoredConnectionRow, sql: string, parameters: ToolParameter[]): Promise<void> {
-  checkParameters(parameters);
+  await checkParameters(parameters);
   const placeholders = findPlaceholders(sql, row.engine);
   checkPlaceholders(placeholders, parameters);
   const bound = bindPlaceholders(sql, row.engine, placeholders, new Map(parameters.map((p) => [p.name, p.type])), null);
@@ -294,7 +294,7 @@ export async function runTool(
   const row = await liveRowFor(svc, principal, name);
   const connection = await getConnectionFor(svc, principal, row.connection_id);
   const parameters = JSON.parse(row.parameters) as ToolParameter[];
-  const values = resolveParamValues(parameters, params);
+  const values = await resolveParamValues(parameters, params);
   values.set('caller.email', principal.user.email);
   values.set('caller.userId', principal.user.id);
   values.set('caller.keyId', principal.apiKey?.id ?? null);

@@ -4,13 +4,11 @@
 // "Nothing an input can make costs more than linear time on the event loop"). The event loop
 // only posts the text and receives the verdict. A verdict that does not come within the
 // deadline is a refusal (the statement could not be checked), and the worker is replaced.
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { EngineName } from '../engines/engine.ts';
 import type { Verdict } from './verdict.ts';
 import { writeVerdict } from './verdict-builders.ts';
+import { startModuleWorker } from '../worker-boot.ts';
 
 /** Texts longer than this leave the event loop (a few ms of parsing at most stay on it). */
 export const OFF_THREAD_CHARS = 8_192;
@@ -21,20 +19,7 @@ interface Pending {
   timer: NodeJS.Timeout;
 }
 
-// The compiled build (dist/server) runs the .js beside this file. From the TypeScript sources
-// (development, tests) the worker loads the .ts through tsx's API: a worker's own `--import
-// tsx` is registered too late for its entry module.
-const source = import.meta.url.endsWith('.ts');
-const WORKER_URL = new URL(source ? './classify-worker.ts' : './classify-worker.js', import.meta.url);
-
-function startWorker(): Worker {
-  if (!source) return new Worker(WORKER_URL);
-  // tsx's ESM entry (its CommonJS one cannot register in a worker).
-  const tsxRoot = path.dirname(createRequire(import.meta.url).resolve('tsx/package.json'));
-  const tsx = pathToFileURL(path.join(tsxRoot, 'dist/esm/api/index.mjs')).href;
-  const boot = `import(${JSON.stringify(tsx)}).then(({ tsImport }) => tsImport(${JSON.stringify(WORKER_URL.href)}, ${JSON.stringify(import.meta.url)}))`;
-  return new Worker(boot, { eval: true });
-}
+const WORKER_URL = new URL('./classify-worker.ts', import.meta.url);
 
 let worker: Worker | null = null;
 let nextId = 1;
@@ -54,7 +39,7 @@ function settleAll(verdict: () => Verdict): void {
 
 function getWorker(): Worker {
   if (worker) return worker;
-  const created = startWorker();
+  const created = startModuleWorker(WORKER_URL);
   created.on('message', (message: { id: number; verdict: Verdict | null }) => {
     const job = pending.get(message.id);
     if (!job) return;
