@@ -195,6 +195,19 @@ export class QueryTimeoutError extends DbqError {
   }
 }
 
+/** No space left where a write had to go (SQLITE_FULL, ENOSPC): dbq's own store, or the disk
+ * of a SQLite connection's file (issue 24 item 8: a full disk answered every SELECT with a bare
+ * 500, since each one writes its history entry). Nothing to retry until space is freed. */
+export class StorageFullError extends DbqError {
+  constructor(where: 'store' | 'database', cause?: unknown) {
+    const message =
+      where === 'store'
+        ? "Insufficient storage: dbq's store could not write (no space left on its disk)"
+        : 'Insufficient storage: the SQLite database could not write (no space left on its disk)';
+    super('storage_full', 507, message, { where }, cause);
+  }
+}
+
 /** Every class above, for the docs/code agreement test and the OpenAPI error schema. */
 export const ERROR_CLASSES = [
   InvalidRequestError,
@@ -224,4 +237,5 @@ export const ERROR_CLASSES = [
   ConnectionFailedError,
   DatabaseBusyError,
   QueryTimeoutError,
+  StorageFullError,
 ] as const;

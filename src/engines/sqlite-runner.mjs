@@ -328,6 +328,27 @@ function describe(err) {
   return { kind: 'driver', code: null, message: err instanceof Error ? err.message : String(err) };
 }
 
+// The parent went away (crash, SIGKILL): nothing else would end this process, and nobody is
+// left to read what it would say. A statement that was running when the parent died finishes
+// first (sqlite3_step cannot be interrupted from here); its reply then meets a closed channel
+// (EPIPE, or ERR_IPC_CHANNEL_CLOSED once the disconnect is seen), which unhandled printed a
+// stack on the terminal the parent had shared and exited 1 (issue 24 item 8).
+function parentGone() {
+  process.exit(0);
+}
+
+function send(message) {
+  if (!process.connected) return parentGone();
+  process.send(message, undefined, undefined, (err) => {
+    if (err) parentGone();
+  });
+}
+
+process.on('disconnect', parentGone);
+// stdout and stderr are the parent's (stdio 'inherit'): a pipe whose reader died with it.
+process.stdout.on('error', parentGone);
+process.stderr.on('error', parentGone);
+
 process.on('message', (msg) => {
   let reply;
   try {
@@ -335,10 +356,7 @@ process.on('message', (msg) => {
   } catch (err) {
     reply = { id: msg.id, ok: false, error: describe(err) };
   }
-  process.send(reply);
+  send(reply);
 });
 
-// The parent went away (crash, SIGKILL): nothing else would end this process.
-process.on('disconnect', () => process.exit(0));
-
-process.send({ ready: true });
+send({ ready: true });

@@ -10,6 +10,7 @@ import {
   InsufficientPermissionsError,
   InternalError,
   QueryFailedError,
+  StorageFullError,
 } from '../errors.ts';
 import type {
   Engine,
@@ -329,6 +330,9 @@ export function classifySqliteError(err: unknown): DbqError {
       return new ConnectionFailedError(message, err);
     case 'sqlite':
       if (code && CONNECTION_CODES.has(code)) return new ConnectionFailedError(message, err);
+      // The file lives on dbq's own host (DBQ_SQLITE_DIR): a full disk there is the operator's
+      // to fix, not a statement the database refused.
+      if (code === 'SQLITE_FULL') return new StorageFullError('database', err);
       return new QueryFailedError(message, { sqlState: code, position: null, ...hintFor(message) }, err);
     default:
       return new QueryFailedError(message, { sqlState: null, position: null }, err);

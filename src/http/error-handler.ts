@@ -20,6 +20,7 @@ import {
   PayloadTooLargeError,
   RateLimitedError,
   RequestTimeoutError,
+  StorageFullError,
 } from '../errors.ts';
 import { requestAdmitted } from '../limits/http.ts';
 
@@ -93,6 +94,9 @@ export function toDbqError(err: unknown): DbqError {
   if (err instanceof SyntaxError && (fe as { statusCode?: number }).statusCode === 400) return new InvalidJsonError();
   if (fe?.statusCode === 413) return new PayloadTooLargeError();
   if (fe?.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new InvalidRequestError(fe.message);
+  // A full disk met outside the store's driver (a file written under the data dir, a store
+  // statement that bypassed its wrapper) is still a full disk, not dbq's bug.
+  if (fe?.code === 'ENOSPC' || fe?.code === 'SQLITE_FULL') return new StorageFullError('store', err);
   return new InternalError(err);
 }
 

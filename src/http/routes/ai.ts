@@ -26,7 +26,7 @@ export function aiRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOpt
       tags: ['ai'],
       summary: 'Turn a plain-language question into SQL for a connection (validated on the database; execute:true runs it)',
       body: jsonSchema(generateInputSchema),
-      response: responses(generateResultSchema, 200, [400, 401, 403, 404, 422, 429, 500, 502, 504]),
+      response: responses(generateResultSchema, 200, [400, 401, 403, 404, 422, 429, 500, 502, 504, 507]),
     },
   }, async (request, reply) => {
     const principal = principalOf(request);

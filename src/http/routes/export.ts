@@ -27,7 +27,7 @@ export function exportRoutes(app: FastifyInstance, svc: Services, { hide }: Rout
       tags: ['query'],
       summary: 'Stream the whole result of one statement as NDJSON, CSV or JSON',
       body: jsonSchema(exportInputSchema),
-      response: { ...responses(z.object({}), 200, [400, 401, 403, 404, 413, 422, 429, 500, 502, 503, 504]), 200: streamed },
+      response: { ...responses(z.object({}), 200, [400, 401, 403, 404, 413, 422, 429, 500, 502, 503, 504, 507]), 200: streamed },
     },
   }, async (request, reply) => {
     const input = parseInput(exportInputSchema, request.body);

@@ -21,7 +21,7 @@ export function queryRoutes(app: FastifyInstance, svc: Services, { hide }: Route
       summary: 'Run one SQL statement (reads for every key, anything else for admin keys); `"async": true` answers 202 at once',
       body: jsonSchema(queryInputSchema),
       response: {
-        ...responses(queryResultSchema, 200, [400, 401, 403, 404, 413, 422, 429, 500, 502, 503, 504]),
+        ...responses(queryResultSchema, 200, [400, 401, 403, 404, 413, 422, 429, 500, 502, 503, 504, 507]),
         ...responses(asyncAcceptedSchema, 202, []),
       },
     },

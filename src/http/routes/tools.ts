@@ -70,7 +70,7 @@ export function toolRoutes(app: FastifyInstance, svc: Services, { hide }: RouteO
       summary: 'Run a curated tool with `params`; values are bound by the driver, caller.* values come from the key',
       params: jsonSchema(nameParams),
       body: jsonSchema(runToolSchema),
-      response: responses(toolRunSchema, 200, [400, 401, 403, 404, 413, 422, 429, 500, 502, 503, 504]),
+      response: responses(toolRunSchema, 200, [400, 401, 403, 404, 413, 422, 429, 500, 502, 503, 504, 507]),
     },
   }, async (request, reply) => {
     const principal = principalOf(request);
