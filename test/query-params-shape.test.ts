@@ -1,7 +1,8 @@
 // params are bound by the driver as they are; what cannot be bound exactly is refused with a 400
 // naming the parameter. Before: a params value nested 5,000 levels deep answered 500 (the stack
 // overflowed), at 3,000 levels the JavaScript RangeError came back as the database's message;
-// 1e400 was bound as Infinity and 9007199254740993 as …992, silently.
+// 1e400 was bound as Infinity and 9007199254740993 as …992, silently. Since issue 23 (item 4)
+// such bodies are refused by the body parser before JSON.parse (MAX_JSON_DEPTH, 64 levels).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, PG_URL, type Harness } from './support/harness.ts';
 
@@ -27,6 +28,15 @@ describe('params shape', () => {
       const res = await h.call('POST', '/api/query', h.adminKey, body, { 'content-type': 'application/json' });
       expect(res.status, JSON.stringify(res.body)).toBe(400);
       expect(res.body.code).toBe('invalid_request');
+      expect(res.body.details.field).toBe('params[1]');
+      expect(res.body.error).toBe('Invalid request: the JSON body nests deeper than 64 levels (in params[1])');
+    });
+  }
+  for (const levels of [2, 40]) {
+    it(`refuses params nested ${levels} levels (within the body's depth) naming the element`, async () => {
+      const body = `{"connectionId":"pp-pg","sql":"SELECT $1::text, $2::text","params":["a",${nested(levels)}]}`;
+      const res = await h.call('POST', '/api/query', h.adminKey, body, { 'content-type': 'application/json' });
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
       expect(res.body.details.field).toBe('params[1][0]');
       expect(res.body.error).toMatch(/^Invalid request: params\[1\]\[0\] must be a string, number, boolean or null/);
     });
