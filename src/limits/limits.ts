@@ -4,7 +4,8 @@
 // process counts alone. dbq keeps serving when Redis goes away: a limit that cannot be shared
 // is still enforced per process, which is a better failure than refusing every request
 // (fail closed) or dropping limits altogether (fail open). One warning is logged when that
-// happens and one line when the shared count is back.
+// happens and one line when the shared count is back. A Redis that hangs rather than dies is
+// skipped while it does (redis-breaker.ts), so the fallback costs no wait either.
 //
 // HTTP and MCP both call `consumeRequest`; src/limits/http.ts turns the answer into headers.
 import { Redis } from 'ioredis';
@@ -13,6 +14,7 @@ import type { Logger } from '../logger.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import type { Plan } from '../workspaces/workspaces.ts';
 import { AUTH_FAILURES_PER_WINDOW, PLAN_LIMITS, WINDOW_SECONDS } from './plans.ts';
+import { RedisBreaker } from './redis-breaker.ts';
 import { SLIDING_WINDOW_LUA, SlidingLog, SlidingWindowMemory } from './sliding-window.ts';
 
 /** What a limit said about one request. */
@@ -41,12 +43,22 @@ export interface LimitsOptions {
   redisTimeoutMs?: number;
 }
 
-type Limiter = RateLimiterRedis | SlidingWindowMemory;
+/** A count that fell back after this share of the Redis timeout waited it out (it did not
+ * fail fast: not connected, or an error on the key). */
+const SLOW_FRACTION = 0.8;
+
+/** The limiter asked first, and the per-process one it falls back to (the same when there is
+ * no Redis): while the breaker is open the fallback is asked directly. */
+interface Limiter {
+  first: RateLimiterRedis | SlidingWindowMemory;
+  memory: SlidingWindowMemory;
+}
 
 export class Limits {
   /** Whether counts are meant to be shared (DBQ_REDIS_URL set). */
   readonly distributed: boolean;
   private readonly redis: Redis | null;
+  private readonly breaker: RedisBreaker | null;
   private readonly log: SlidingLog;
   private readonly planLimiters = new Map<Plan, { limit: number; limiter: Limiter }>();
   private readonly authLimiter: Limiter;
@@ -63,15 +75,26 @@ export class Limits {
     this.redisTimeoutMs = opts.redisTimeoutMs ?? 500;
     this.redis = opts.redisUrl ? redisClient(opts.redisUrl, this.redisTimeoutMs) : null;
     this.distributed = this.redis !== null;
-    if (this.redis) {
-      this.redis.on('error', (err: Error) => this.degrade(err.message));
-      this.redis.on('ready', () => this.recover());
+    const redis = this.redis;
+    this.breaker = redis
+      ? new RedisBreaker({
+          probe: () => redis.ping(),
+          slowMs: SLOW_FRACTION * this.redisTimeoutMs,
+          probeTimeoutMs: this.redisTimeoutMs,
+          onOpen: (reason) => this.degrade(reason),
+          onClose: () => this.recover(),
+        })
+      : null;
+    if (redis) {
+      redis.on('error', (err: Error) => this.degrade(err.message));
+      // Connected again is not answering again: with the breaker open, a probe decides.
+      redis.on('ready', () => (this.breaker?.open ? this.breaker.probeSoon() : this.recover()));
     }
     const limiterFor = (points: number, name: string): Limiter => {
       const keyPrefix = `${opts.keyPrefix}:${name}`;
       const memory = new SlidingWindowMemory(this.log, points, keyPrefix);
-      if (!this.redis) return memory;
-      return new RateLimiterRedis({
+      if (!this.redis) return { first: memory, memory };
+      const shared = new RateLimiterRedis({
         storeClient: this.redis,
         keyPrefix,
         points,
@@ -82,6 +105,7 @@ export class Limits {
         rejectIfRedisNotReady: true,
         insuranceLimiter: memory,
       });
+      return { first: shared, memory };
     };
     const plans = { ...PLAN_LIMITS, ...opts.planLimits };
     for (const [plan, limit] of Object.entries(plans) as [Plan, number | null][]) {
@@ -116,6 +140,7 @@ export class Limits {
 
   async close(): Promise<void> {
     this.log.close();
+    this.breaker?.stop();
     if (!this.redis) return;
     this.redis.removeAllListeners('error');
     this.redis.on('error', () => {});
@@ -124,12 +149,15 @@ export class Limits {
   }
 
   private async consume(limiter: Limiter, limit: number, key: string, count = 1): Promise<LimitState> {
+    // Redis known to hang: counted here at once, as RateLimiterRedis would after its timeout.
+    const skip = this.breaker?.open ?? false;
     // Checked here rather than in connected(): the common case then costs no extra await.
-    if (this.redis && this.redis.status !== 'ready') await this.connected(this.redis);
+    const started = performance.now();
+    if (!skip && this.redis && this.redis.status !== 'ready') await this.connected(this.redis);
     let res: RateLimiterRes;
     let allowed = true;
     try {
-      res = await limiter.consume(key, count);
+      res = await (skip ? limiter.memory : limiter.first).consume(key, count);
     } catch (err) {
       // A refusal arrives as a rejected RateLimiterRes. Redis failures never get here (the
       // in-memory insurance answers them), so anything else is a bug and surfaces as one.
@@ -138,9 +166,14 @@ export class Limits {
       allowed = false;
     }
     const shared = this.distributed && !this.log.issued.has(res);
-    if (this.distributed) {
-      if (shared) this.recover();
-      else this.degrade('a Redis command failed or timed out');
+    if (this.distributed && !skip) {
+      // A late answer to a command sent before the breaker opened does not close it.
+      if (shared) {
+        if (!this.breaker?.open) this.recover();
+      } else {
+        this.breaker?.failed(performance.now() - started, `Redis did not answer within ${this.redisTimeoutMs} ms`);
+        this.degrade('a Redis command failed or timed out');
+      }
     }
     return {
       unlimited: false,

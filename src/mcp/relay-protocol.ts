@@ -62,6 +62,9 @@ export function replyChannel(keyPrefix: string, processId: string): string {
   return `${keyPrefix}:mcp:reply:${processId}`;
 }
 
+/** Bound on one relay command; a hung Redis costs it once (relay.ts's breaker). */
+export const COMMAND_TIMEOUT_MS = 2_000;
+
 export function redisClient(url: string): Redis {
   return new Redis(url, {
     lazyConnect: true,
@@ -69,7 +72,7 @@ export function redisClient(url: string): Redis {
     // ioredis keeps reconnecting in the background.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: 2_000,
+    commandTimeout: COMMAND_TIMEOUT_MS,
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
   });

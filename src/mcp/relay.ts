@@ -24,7 +24,10 @@
 // their time and id, and one is served once and only within REPLAY_WINDOW_MS.
 //
 // Without Redis, or while it is unreachable, nothing is relayed: each process serves the
-// sessions it opened, as before, and unknown ids are 404.
+// sessions it opened, as before, and unknown ids are 404. A Redis that hangs instead of dying
+// counts as unreachable from its first timed-out command until it answers a probe
+// again (src/limits/redis-breaker.ts): look-ups, registrations and relayed messages then skip it
+// at once instead of each waiting out the 2 s command timeout.
 //
 // Redis settings, names and messages: relay-protocol.ts; one relayed message as its caller
 // waits for it: relay-call.ts; the delivery into the owner's session: relay-owner-side.ts.
@@ -35,9 +38,10 @@ import type { SecretBox } from '../connections/secret-box.ts';
 import { InternalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
+import { RedisBreaker } from '../limits/redis-breaker.ts';
 import { RelayCall, RelayTimeout } from './relay-call.ts';
 import { RelayOwnerSide } from './relay-owner-side.ts';
-import { FORWARDED_HEADERS, procChannel, redisClient, REPLAY_WINDOW_MS, replyChannel, sessionKey, type Binding, type Head, type RelayedRequest, type ToCaller, type ToOwner } from './relay-protocol.ts';
+import { COMMAND_TIMEOUT_MS, FORWARDED_HEADERS, procChannel, redisClient, REPLAY_WINDOW_MS, replyChannel, sessionKey, type Binding, type Head, type RelayedRequest, type ToCaller, type ToOwner } from './relay-protocol.ts';
 import { sessionLogTag, sessionNotFound, type McpSession, type McpSessions, type RemoteSession } from './sessions.ts';
 
 export interface RelayOptions {
@@ -62,6 +66,7 @@ export class McpRelay {
   readonly processId = randomUUID();
   private readonly cmd: Redis;
   private readonly sub: Redis;
+  private readonly breaker: RedisBreaker;
   private readonly opts: Required<RelayOptions>;
   private readonly log: Logger;
   /** Sessions of this process: id → sealed binding, rewritten by the refresher. */
@@ -88,9 +93,18 @@ export class McpRelay {
     this.owner = new RelayOwnerSide(opts.sessions, (m, message) => this.answer(m, message));
     this.cmd = redisClient(opts.redisUrl);
     this.sub = redisClient(opts.redisUrl);
+    this.breaker = new RedisBreaker({
+      probe: () => this.cmd.ping(),
+      slowMs: 0.8 * COMMAND_TIMEOUT_MS,
+      onOpen: (reason) => this.degrade(reason),
+      onClose: () => this.recover(),
+    });
     this.cmd.on('error', (err: Error) => this.degrade(err.message));
     this.sub.on('error', (err: Error) => this.degrade(err.message));
-    this.cmd.on('ready', () => this.recover());
+    this.cmd.on('ready', () => {
+      this.breaker.probeSoon();
+      this.recover();
+    });
     this.sub.on('ready', () => {
       // ioredis subscribes again by itself after a reconnect; only the first time is ours.
       if (!this.subscribed) {
@@ -155,7 +169,7 @@ export class McpRelay {
     const key = sessionKey(this.opts.keyPrefix, id);
     let sealed: string | null;
     try {
-      sealed = await this.cmd.get(key);
+      sealed = await this.breaker.watch(this.cmd.get(key));
     } catch {
       return null;
     }
@@ -195,6 +209,8 @@ export class McpRelay {
     }
     let head: Head;
     try {
+      // Found a moment ago, but Redis stopped answering since: as if the owner were gone.
+      if (this.breaker.open) throw sessionNotFound();
       const receivers = await this.publish(procChannel(this.opts.keyPrefix, session.owner), {
         t: 'req',
         id,
@@ -254,6 +270,7 @@ export class McpRelay {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.breaker.stop();
     if (this.refresher) clearInterval(this.refresher);
     if (this.prober) clearInterval(this.prober);
     for (const call of this.calls.values()) call.lost();
@@ -303,7 +320,7 @@ export class McpRelay {
   // --- plumbing ---------------------------------------------------------------------------
 
   private async publish(channel: string, message: ToOwner | ToCaller): Promise<number> {
-    return this.cmd.publish(channel, this.opts.secretBox.seal(JSON.stringify(message), channel));
+    return this.breaker.watch(this.cmd.publish(channel, this.opts.secretBox.seal(JSON.stringify(message), channel)));
   }
 
   private open<T>(sealed: string, boundTo: string): T | null {
@@ -322,6 +339,7 @@ export class McpRelay {
    * for the connection being made; afterwards an outage answers at once. */
   private async live(): Promise<boolean> {
     this.start();
+    if (this.breaker.open) return false;
     const ok = () => this.cmd.status === 'ready' && this.sub.status === 'ready' && this.subscribed;
     if (!ok() && !this.closed) {
       this.firstConnect ??= (async () => {
@@ -335,7 +353,7 @@ export class McpRelay {
   }
 
   private track<T>(p: Promise<T>): Promise<T | undefined> {
-    const tracked = p.then(
+    const tracked = this.breaker.watch(p).then(
       (v) => {
         this.recover();
         return v;
@@ -355,7 +373,9 @@ export class McpRelay {
   private refresh(): void {
     const now = Date.now();
     for (const [id, at] of this.seen) if (now - at > 2 * REPLAY_WINDOW_MS) this.seen.delete(id);
-    if (this.bindings.size === 0 || this.cmd.status !== 'ready') return;
+    // A hung Redis would only queue the rewrites; the probe that closes the breaker recovers,
+    // and recovering rewrites them all.
+    if (this.bindings.size === 0 || this.cmd.status !== 'ready' || this.breaker.open) return;
     const pipeline = this.cmd.pipeline();
     for (const [id, sealed] of this.bindings) pipeline.set(sessionKey(this.opts.keyPrefix, id), sealed, 'PX', this.opts.bindingTtlMs);
     void this.track(pipeline.exec());
@@ -371,6 +391,7 @@ export class McpRelay {
         this.prober = null;
         return;
       }
+      if (this.breaker.open) return;
       const owners = [...new Set([...this.calls.values()].map((c) => c.owner))];
       this.cmd.pubsub('NUMSUB', ...owners.map((o) => procChannel(this.opts.keyPrefix, o))).then(
         (counts) => {
@@ -393,7 +414,7 @@ export class McpRelay {
   }
 
   private recover(): void {
-    if (!this.degraded || this.cmd.status !== 'ready' || this.sub.status !== 'ready') return;
+    if (!this.degraded || this.breaker.open || this.cmd.status !== 'ready' || this.sub.status !== 'ready') return;
     this.degraded = false;
     this.log.info('Redis reachable again: MCP messages are relayed between processes');
     this.refresh();

@@ -164,6 +164,10 @@ export interface PrivateRedis {
   /** Starts (or restarts) the server on the same port; resolves once it answers PING. */
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGSTOP: the server keeps every connection open and answers nothing (a hung Redis, not a
+   * dead one); resume() is SIGCONT. */
+  pause(): void;
+  resume(): void;
 }
 
 /**
@@ -200,6 +204,12 @@ export async function privateRedis(): Promise<PrivateRedis> {
     async stop() {
       if (child) await stopChild(child, 'SIGKILL');
       child = null;
+    },
+    pause() {
+      if (child && child.exitCode === null) child.kill('SIGSTOP');
+    },
+    resume() {
+      if (child && child.exitCode === null) child.kill('SIGCONT');
     },
   };
   await handle.start();
