@@ -21,8 +21,6 @@ const MYSQL_EXCLUDED: Record<string, string> = {
   get_lock: 'named lock outlives the statement, blocks other sessions',
   release_lock: 'named locks',
   release_all_locks: 'named locks',
-  is_free_lock: 'named locks (probes other sessions)',
-  is_used_lock: 'named locks (probes other sessions)',
   sleep: 'holds the connection',
   benchmark: 'burns CPU on a loop',
   kdf: 'caller-chosen iteration count, a BENCHMARK in disguise',

@@ -307,7 +307,7 @@ beforeAll(async () => {
   }
   await my.query(`CREATE FUNCTION ${OTHER_DB}.\`$x\`(a INT) RETURNS INT NOT DETERMINISTIC ${EFFECT}`);
   await my.query('CREATE VIEW guard_lock_view AS SELECT 1 AS l');
-  // Documented limitation (guard.ts): a view runs its definition out of the guard's sight.
+  // A view runs its definition (with its definer's rights): the guard reads it (issue 23).
   await my.query(`CREATE VIEW guard_hidden_view AS SELECT GET_LOCK('${LOCK}', 0) AS l, guard_fn(1) AS f`);
 
   fs.mkdirSync(sqliteDir(), { recursive: true });
@@ -375,12 +375,15 @@ describe('MariaDB: attacks on the allowlist are refused and change nothing', () 
     }
   });
 
-  it('documented limitation: a view runs its definition (GET_LOCK, stored functions) out of sight; the session reset releases the lock', async () => {
+  it('a view whose definition calls GET_LOCK and a stored function is refused before it runs (issue 23)', async () => {
+    const before = await mysqlSnapshot();
     const { result: res, lockSeen } = await watchingLock(() => query('v2-mysql', 'SELECT * FROM guard_hidden_view'));
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(lockSeen).toBe(true);
-    // watchingLock waited for the lock to be free again: nothing outlives the request.
-    expect(await lockIsFree()).toBe(true);
+    expect(res.status, JSON.stringify(res.body)).toBe(403);
+    expect(res.body.details.view).toMatch(/\.guard_hidden_view$/);
+    expect(lockSeen).toBe(false);
+    expect(await mysqlSnapshot()).toBe(before);
+    const plain = await query('v2-mysql', 'SELECT * FROM guard_lock_view');
+    expect(plain.status, JSON.stringify(plain.body)).toBe(200);
   });
 
   for (const sql of MYSQL_READS) {

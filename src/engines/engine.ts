@@ -3,6 +3,8 @@
 // Engine differences are named as capabilities rather than `if (engine === …)` elsewhere.
 
 import type { PostgresCatalog } from '../sql/read-policy.ts';
+import type { ReachRefusal } from '../sql/read-policy-mysql.ts';
+import type { MysqlName } from '../sql/verdict.ts';
 import type { StopSignal } from './stop.ts';
 
 export type EngineName = 'postgres' | 'mysql' | 'sqlite';
@@ -183,6 +185,11 @@ export interface Engine {
   invalidateCatalog?(): void;
   /** MySQL: which of these called names would run a stored or loadable function. */
   findStoredFunctions?(names: readonly string[]): Promise<string[]>;
+  /** MySQL: the first view among a read's names (or reached through them) whose definition is
+   * not a read's; `planOnly` (an EXPLAIN of a write, run outside the read-only transaction),
+   * also the first default or generated column of a table reached that runs code
+   * (src/sql/read-policy-mysql.ts). Undefined when nothing is refused. */
+  findReachRefusal?(reach: { names: readonly MysqlName[]; planOnly: boolean }): Promise<ReachRefusal | undefined>;
   /** Compile the statement without running it (SQLite prepare, MySQL PREPARE in a read-only
    * transaction); throws QueryFailedError when the engine cannot compile it. */
   inspect?(sql: string): Promise<StatementInfo>;

@@ -24,6 +24,8 @@ import type {
 import type { ReadAccess } from './engine.ts';
 import { lazy } from '../lazy.ts';
 import type { PostgresCatalog } from '../sql/read-policy.ts';
+import type { ReachRefusal } from '../sql/read-policy-mysql.ts';
+import type { MysqlName } from '../sql/verdict.ts';
 
 const LOADERS: Record<EngineName, () => Promise<EngineFactory>> = {
   postgres: lazy(async () => (await import('./postgres.ts')).createPostgresEngine),
@@ -123,6 +125,11 @@ class LazyEngine implements Engine {
   async findStoredFunctions(names: readonly string[]): Promise<string[]> {
     const engine = this.engine ?? (await this.adapter());
     return engine.findStoredFunctions ? engine.findStoredFunctions(names) : [];
+  }
+
+  async findReachRefusal(reach: { names: readonly MysqlName[]; planOnly: boolean }): Promise<ReachRefusal | undefined> {
+    const engine = this.engine ?? (await this.adapter());
+    return engine.findReachRefusal?.(reach);
   }
 
   async inspect(sql: string): Promise<StatementInfo> {

@@ -11,9 +11,12 @@ import mysql from 'mysql2';
 import type { PoolConnection, PoolOptions } from 'mysql2';
 import { ConnectionFailedError, DbqError, InsufficientPermissionsError, QueryTimeoutError } from '../errors.ts';
 import { classifyStatement } from '../sql/guard.ts';
-import { PLAN_ONLY_WRITE_DENIED_REASON } from '../sql/verdict-builders.ts';
+import { followViews, findExpressionRefusal, type ReachRefusal } from '../sql/read-policy-mysql.ts';
+import type { MysqlName, Verdict } from '../sql/verdict.ts';
+import { PLAN_ONLY_WRITE_DENIED_REASON, planReachReason } from '../sql/verdict-builders.ts';
 import type { Engine, EngineConfig, ExecuteOptions, ExecuteResult, RowStream, ObjectSearch, SchemaObject, SchemaTable, StatementInfo, StreamOptions, TestResult } from './engine.ts';
 import { STATEMENT_TIMEOUT_ERRNOS, classifyMysqlConnectError, classifyMysqlError, errnoOf } from './mysql-errors.ts';
+import { MysqlViewCache, VIEW_CHECK_MS, readExpressionRows, readViewRows, type MysqlCatalogQuery } from './mysql-catalog.ts';
 import { COLUMNS_SQL, FOREIGN_KEYS_SQL, TABLES_SQL, assembleTables } from './mysql-introspect.ts';
 import { searchMysqlObjects } from './mysql-search.ts';
 import { execute, query, runStatement } from './mysql-statement.ts';
@@ -40,13 +43,12 @@ const ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION = 1792;
 const PLAN_PRIVILEGE_ERRNOS: ReadonlySet<number> = new Set([1142, 1143]);
 
 /** A read the guard judged EXPLAIN without ANALYZE of INSERT/UPDATE/DELETE/REPLACE
- * (verdict.planOnlyWrite): the server refuses it inside a read-only transaction (error 1792),
- * so it runs in an ordinary transaction that is always rolled back. The verdict is the one
- * src/query/decide.ts started from (same text, cached). */
-async function isPlanOnlyWrite(sql: string): Promise<boolean> {
-  if (!/\b(?:EXPLAIN|DESC|DESCRIBE)\b/i.test(sql)) return false;
+ * (verdict.planOnlyWrite): the server refuses it inside a read-only transaction (error 1792).
+ * The verdict is the one src/query/decide.ts started from (same text, cached). */
+async function planOnlyWriteVerdict(sql: string): Promise<Verdict | undefined> {
+  if (!/\b(?:EXPLAIN|DESC|DESCRIBE)\b/i.test(sql)) return undefined;
   const verdict = await classifyStatement('mysql', sql);
-  return verdict.kind === 'read' && verdict.planOnlyWrite === true;
+  return verdict.kind === 'read' && verdict.planOnlyWrite === true ? verdict : undefined;
 }
 
 export interface MysqlSession {
@@ -55,6 +57,8 @@ export interface MysqlSession {
   timeoutMs: number;
   /** A plan-only EXPLAIN of a write in a rolled-back transaction (SessionOptions.rollback). */
   planOnly: boolean;
+  /** A plan-only EXPLAIN of a write kept in the read-only transaction (SessionOptions.planRefusal). */
+  planRefusal: string | null;
   /** Runs after the watch abandoned the connection (a stream ends its iterator here). */
   onAbandon: (() => void) | null;
   ended: Promise<void>;
@@ -72,6 +76,9 @@ interface SessionOptions {
   readOnly: boolean;
   /** A plan-only EXPLAIN of a write: START TRANSACTION (not read-only), always rolled back. */
   rollback?: boolean;
+  /** A plan-only EXPLAIN of a write that reaches code: it stays in the read-only transaction,
+   * where the server refuses it (1792), answered as 403 with this reason. */
+  planRefusal?: string;
   timeoutMs: number;
   signal?: StopSignal;
 }
@@ -90,6 +97,7 @@ class MysqlEngine implements Engine {
   private pool: mysql.Pool | null = null;
   private flavour: Flavour | null = null;
   private natives: Promise<ReadonlySet<string>> | null = null;
+  private readonly views = new MysqlViewCache(() => this.catalogQuery(readViewRows));
   private closing: Promise<void> | null = null;
   /** The bastion every session (and KILL side connection) goes through; opened on first use. */
   private readonly tunnel: SshTunnel | null;
@@ -128,12 +136,59 @@ class MysqlEngine implements Engine {
     }
   }
 
-  /** A read runs in a read-only session, except a plan-only EXPLAIN of a write (isPlanOnlyWrite),
-   * which runs in a rolled-back transaction on whichever login reads use: never the owner's
-   * when the connection has reader credentials (the pool registry picked this engine). */
+  /** A read runs in a read-only session, except a plan-only EXPLAIN of a write
+   * (planOnlyWriteVerdict), which runs in a rolled-back transaction on whichever login reads
+   * use: never the owner's when the connection has reader credentials (the pool registry
+   * picked this engine). The rollback cannot undo a MyISAM/Aria/MEMORY write or a sequence
+   * step, and MariaDB runs subqueries, derived tables and views while planning; so the plan
+   * leaves the read-only transaction only when nothing it reaches can run code. The check is
+   * decide.ts's, repeated here so that no caller of execute() can skip it. */
   private async sessionOptions(opts: ExecuteOptions | StreamOptions): Promise<SessionOptions> {
-    if (!opts.readOnly || !(await isPlanOnlyWrite(opts.sql))) return opts;
+    if (!opts.readOnly) return opts;
+    const verdict = await planOnlyWriteVerdict(opts.sql);
+    if (verdict === undefined) return opts;
+    const refusal = await this.findPlanRefusal(verdict);
+    if (refusal !== undefined) return { ...opts, planRefusal: planReachReason(refusal) };
     return { ...opts, readOnly: false, rollback: true };
+  }
+
+  private async findPlanRefusal(verdict: Verdict): Promise<ReachRefusal | undefined> {
+    const [stored] = verdict.calledFunctions?.length ? await this.findStoredFunctions(verdict.calledFunctions) : [];
+    if (stored !== undefined) return { what: 'Function', name: stored, why: 'is a stored function of this database' };
+    return this.findReachRefusal({ names: verdict.relationNames ?? [], planOnly: true });
+  }
+
+  /** See Engine.findReachRefusal. Ordinary reads use view definitions at most VIEW_CHECK_MS
+   * old; a plan-only EXPLAIN reads them (and the column expressions) now. */
+  async findReachRefusal(reach: { names: readonly MysqlName[]; planOnly: boolean }): Promise<ReachRefusal | undefined> {
+    const catalog = await this.views.get(reach.planOnly ? 0 : VIEW_CHECK_MS);
+    const found = await followViews(catalog, reach.names, this.config.database || null);
+    if (found.refusal !== undefined) return found.refusal;
+    if (found.calls.size > 0) {
+      // Views print a stored function's name quoted, which the call gate refuses; a name that
+      // is built in elsewhere but stored here is asked about as a statement's own calls are.
+      const [stored] = await this.findStoredFunctions([...found.calls.keys()]);
+      if (stored !== undefined) return { what: 'View', name: found.calls.get(stored)!, why: `calls ${stored}, a stored function of this database` };
+    }
+    if (!reach.planOnly) return undefined;
+    return findExpressionRefusal(await this.catalogQuery((query) => readExpressionRows(query, found.tableNames, this.flavour === 'mariadb')));
+  }
+
+  invalidateCatalog(): void {
+    this.views.invalidate();
+  }
+
+  /** Catalog queries on a read-only session of this engine's login: what that login can see is
+   * what its reads can reach. */
+  private async catalogQuery<T>(work: (query: MysqlCatalogQuery) => Promise<T>): Promise<T> {
+    const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
+    try {
+      return await work((sql, params) => session.watch.run(execute(session.conn, sql, params)));
+    } catch (err) {
+      throw this.classify(err, session);
+    } finally {
+      session.release();
+    }
   }
 
   /** COM_STMT_PREPARE inside START TRANSACTION READ ONLY: MariaDB refuses even to prepare a
@@ -383,6 +438,7 @@ class MysqlEngine implements Engine {
         },
       }),
       planOnly: opts.rollback === true,
+      planRefusal: opts.planRefusal ?? null,
       ended: new Promise<void>((resolve) => (finished = resolve)),
       release: () => {
         session.end().catch(() => {});
@@ -464,6 +520,9 @@ class MysqlEngine implements Engine {
     if (errno !== null && STATEMENT_TIMEOUT_ERRNOS.has(errno)) return new QueryTimeoutError(session.timeoutMs);
     if (errno !== null && session.planOnly && PLAN_PRIVILEGE_ERRNOS.has(errno)) {
       return new InsufficientPermissionsError({ reason: PLAN_ONLY_WRITE_DENIED_REASON, statementType: 'EXPLAIN', errno });
+    }
+    if (errno === ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION && session.planRefusal !== null) {
+      return new InsufficientPermissionsError({ reason: session.planRefusal, statementType: 'EXPLAIN', errno });
     }
     return classifyMysqlError(err);
   }

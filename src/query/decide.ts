@@ -7,6 +7,9 @@
 //   engine knows to write is not a read; otherwise the guard's lexical judgement stands (its
 //   function allowlist applied to every `name(` in the text), and the engine's read-only
 //   mode runs it.
+// - MySQL/MariaDB reads: a view runs its definition, so the views a read names are followed
+//   (engine.findReachRefusal); a plan-only EXPLAIN of a write also may reach no column
+//   expression that runs code.
 // - MySQL/MariaDB plan-only EXPLAIN of a write (verdict.planOnlyWrite): the server checks the
 //   write's privileges, so where reads log in as a read-only user it is refused here with that
 //   reason (an admin's on a writable connection then runs as a write, on the owner login).
@@ -19,6 +22,7 @@ import {
   invalidVerdict,
   notAReadReason,
   PLAN_ONLY_WRITE_DENIED_REASON,
+  planReachReason,
   refusedNameVerdict,
   unparseableVerdict,
   writeVerdict,
@@ -28,9 +32,9 @@ const WHAT: Record<Refusal['kind'], string> = { function: 'Function', operator: 
 
 export async function decideStatement(engine: Engine, sql: string): Promise<Verdict> {
   const verdict = await classifyStatement(engine.name, sql);
-  if (verdict.askEngine) return checkStoredFunctions(engine, await askEngine(engine, sql, verdict));
-  if (verdict.planOnlyWrite) return checkPlanLogin(engine, await checkStoredFunctions(engine, verdict));
-  if (verdict.calledFunctions !== undefined) return checkStoredFunctions(engine, verdict);
+  if (verdict.askEngine) return checkMysqlRead(engine, await askEngine(engine, sql, verdict));
+  if (verdict.planOnlyWrite) return checkPlanLogin(engine, await checkMysqlRead(engine, verdict));
+  if (verdict.calledFunctions !== undefined || verdict.relationNames !== undefined) return checkMysqlRead(engine, verdict);
   if (verdict.kind !== 'read' || verdict.references === undefined) return verdict;
   const catalog = await engine.readCatalog?.();
   // A dialect that collects names must have a catalog to judge them by.
@@ -56,6 +60,21 @@ async function checkStoredFunctions(engine: Engine, verdict: Verdict): Promise<V
   const [name] = await engine.findStoredFunctions(verdict.calledFunctions);
   if (name === undefined) return verdict;
   return refusedNameVerdict(verdict.statementType, 'Function', name, 'is a stored function of this database; not allowed in a read');
+}
+
+/** MySQL: stored functions among the calls, then the views the read reaches (their
+ * definitions run with it, as their definer), and for a plan-only EXPLAIN of a write, which
+ * runs outside the read-only transaction, the defaults and generated columns of the tables it
+ * reaches (src/sql/read-policy-mysql.ts). */
+async function checkMysqlRead(engine: Engine, verdict: Verdict): Promise<Verdict> {
+  const checked = await checkStoredFunctions(engine, verdict);
+  if (checked.kind !== 'read' || checked.relationNames === undefined || !engine.findReachRefusal) return checked;
+  const refusal = await engine.findReachRefusal({ names: checked.relationNames, planOnly: checked.planOnlyWrite === true });
+  if (refusal === undefined) return checked;
+  if (checked.planOnlyWrite) {
+    return { ...writeVerdict(checked.statementType, planReachReason(refusal)), details: { [refusal.what.toLowerCase()]: refusal.name } };
+  }
+  return refusedNameVerdict(checked.statementType, refusal.what, refusal.name, `${refusal.why}; not allowed in a read`);
 }
 
 /** How long the read login's privilege level is trusted before it is audited again. */

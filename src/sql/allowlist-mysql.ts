@@ -16,7 +16,7 @@
 //   and the 8.0/8.4 manual's built-in function reference; they are marked "MySQL".
 //
 // Left out on purpose (one line each in the report of the change that added this file):
-// - Named locks: GET_LOCK, RELEASE_LOCK, RELEASE_ALL_LOCKS, IS_FREE_LOCK, IS_USED_LOCK.
+// - Named locks that take or free a lock: GET_LOCK, RELEASE_LOCK, RELEASE_ALL_LOCKS.
 // - Holding or burning the connection: SLEEP, BENCHMARK, KDF (caller-chosen iteration count).
 // - Waiting on replication: MASTER_POS_WAIT, SOURCE_POS_WAIT, MASTER_GTID_WAIT,
 //   WAIT_FOR_EXECUTED_GTID_SET, WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS, WSREP_SYNC_WAIT_UPTO_GTID.
@@ -124,6 +124,9 @@ export const MYSQL_FUNCTIONS: ReadonlySet<string> = new Set([
   'database', 'schema', 'user', 'current_user', 'session_user', 'system_user', 'current_role',
   'version', 'connection_id', 'found_rows', 'row_count', 'charset', 'collation', 'coercibility',
   'rownum', 'decode_histogram', 'wsrep_last_seen_gtid', 'wsrep_last_written_gtid',
+  // Named-lock probes (issue 23 item 6): they read the lock table and return at once, neither
+  // taking nor waiting for a lock; GET_LOCK beside them is still refused.
+  'is_free_lock', 'is_used_lock',
   // MySQL: pure GTID-set arithmetic, performance-schema thread ids, library version, the role
   // graph as GraphML (read from the grant tables), byte/time formatting (also MariaDB 11.x).
   'gtid_subset', 'gtid_subtract', 'ps_current_thread_id', 'ps_thread_id', 'icu_version',

@@ -4,10 +4,11 @@
 // skips them), optimizer hints (/*+ SET_VAR(…) */ changes settings), `--x` (an operator to the
 // server, a comment to the parser) and strings whose end depends on NO_BACKSLASH_ESCAPES.
 // See guard.ts for what no guard can stop.
-import type { Verdict } from './verdict.ts';
+import type { MysqlName, Verdict } from './verdict.ts';
 import { MYSQL_FUNCTIONS, MYSQL_PAREN_KEYWORDS } from './allowlist-mysql.ts';
-import type { Token } from './call-gate.ts';
+import { tokenize, type Token } from './call-gate.ts';
 import { COMMON_WRITE_KEYWORDS, classifyWithNodeSql, type NodeSqlDialect } from './node-sql-guard.ts';
+import { findStatementShape, lexSql, sanitizeRange } from './sql-lexer.ts';
 import { readVerdict } from './verdict-builders.ts';
 
 const IDENTIFIER = String.raw`(?:\x60[^\x60]*\x60|"[^"]*"|[\w$]+)`;
@@ -126,5 +127,33 @@ const MYSQL_DIALECT: NodeSqlDialect = {
 };
 
 export function classifyMysql(sql: string): Verdict {
-  return classifyWithNodeSql(sql, MYSQL_DIALECT);
+  const verdict = classifyWithNodeSql(sql, MYSQL_DIALECT);
+  if (verdict.kind !== 'read') return verdict;
+  const relationNames = collectRelationNames(sql);
+  return relationNames === undefined ? verdict : { ...verdict, relationNames };
+}
+
+/** Every name a read could read as a relation: a view among them runs its definition
+ * (src/sql/read-policy-mysql.ts). Words and quoted identifiers of the code alone (comments and
+ * strings are blanks by now), keywords and column names included: which of them name a view is
+ * the connection's to say. Undefined for SHOW and DESCRIBE of a table, which have no
+ * parenthesis, so no subquery, and read metadata only: a view's definition does not run for
+ * them. */
+function collectRelationNames(sql: string): MysqlName[] | undefined {
+  const lexed = lexSql(sql, 'mysql');
+  const shape = findStatementShape(lexed);
+  if (shape.shape !== 'single') return [];
+  const text = sanitizeRange(lexed, shape.start, shape.end, MYSQL_DIALECT.sanitize);
+  if (SIMPLE_SHOW.test(text) || SIMPLE_DESCRIBE.test(text)) return undefined;
+  const tokens = tokenize(text);
+  const names = new Map<string, MysqlName>();
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    if (token.kind !== 'word' && token.kind !== 'quoted') continue;
+    const before = tokens[i - 2];
+    const qualified = tokens[i - 1]?.kind === 'punct' && tokens[i - 1].value === '.' && (before?.kind === 'word' || before?.kind === 'quoted');
+    const name: MysqlName = qualified ? { name: token.value, qualifier: before.value } : { name: token.value };
+    names.set(`${name.qualifier ?? ''}\u0000${name.name}`, name);
+  }
+  return [...names.values()];
 }

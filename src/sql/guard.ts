@@ -10,8 +10,8 @@
 // (BEGIN READ ONLY / START TRANSACTION READ ONLY / query_only), ideally as a reader role that
 // has no power to write (docs/security.md):
 // - A function whose catalog label lies: a user's function marked STABLE that calls
-//   pg_terminate_backend is allowed by PostgreSQL's own promise; MySQL views and SQLite views
-//   run their definitions out of sight (MySQL stored functions inside them included).
+//   pg_terminate_backend is allowed by PostgreSQL's own promise; SQLite views run their
+//   definitions out of sight (MySQL views are read: src/sql/read-policy-mysql.ts).
 // - Resource use: cross joins, generate_series(1, 1e12), runaway recursive CTEs, regex blowups,
 //   huge sorts spilling to temp files. Statement timeouts and row limits handle those.
 // - What a read may see: any row the connection's database role can read.

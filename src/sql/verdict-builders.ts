@@ -9,6 +9,11 @@ export const UNPARSEABLE_REASON = 'Statement could not be parsed as a read';
 export const PLAN_ONLY_WRITE_DENIED_REASON =
   "MariaDB/MySQL check write privileges for EXPLAIN of a write, and this connection's reads log in as a read-only user";
 
+/** MySQL/MariaDB plan-only EXPLAIN of a write that reaches code (read-policy-mysql.ts). */
+export function planReachReason(refusal: { what: string; name: string; why: string }): string {
+  return `${refusal.what} ${refusal.name} ${refusal.why}. EXPLAIN of a write cannot run in MariaDB's read-only transaction, and MariaDB runs subqueries, derived tables and views while it plans, so such a plan may reach nothing that runs code`;
+}
+
 export function readVerdict(statementType: string): Verdict {
   return { kind: 'read', statementType };
 }

@@ -30,6 +30,13 @@ export interface PostgresReferences {
   relations: readonly string[];
 }
 
+/** A name a MySQL/MariaDB statement could read as a relation: every word and quoted identifier
+ * of its text, with the word before a `.` when there is one. */
+export interface MysqlName {
+  name: string;
+  qualifier?: string;
+}
+
 export interface Verdict {
   kind: VerdictKind;
   /** Upper-case statement keyword for history/results: SELECT, INSERT, SHOW, EXPLAIN, … ;
@@ -51,6 +58,10 @@ export interface Verdict {
    * The server refuses it inside a read-only transaction (error 1792), so the engine runs it in
    * an ordinary transaction that is always rolled back (src/engines/mysql.ts). */
   planOnlyWrite?: boolean;
+  /** MySQL reads that can read relations (all but SHOW and DESCRIBE of a table): a view among
+   * these names runs its definition, so decide.ts and the engine follow them
+   * (src/sql/read-policy-mysql.ts). */
+  relationNames?: readonly MysqlName[];
 }
 
 export type Classifier = (sql: string) => Verdict;
