@@ -7,11 +7,13 @@
 // /healthz polled over HTTP meanwhile.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, scanJsonText } from '../src/http/json-body.ts';
+import { MAX_JSON_DEPTH, MAX_JSON_VALUES, scanJsonText } from '../src/http/json-body.ts';
 import { PARAM_OBJECT_DEPTH } from '../src/query/run.ts';
 import { createMcpHarness, type McpHarness } from './support/mcp-harness.ts';
 
-const HOLD_LIMIT_MS = 50;
+// Generous for two shared cores under other test files' load (a loaded run descheduled this
+// process for 50–80 ms at a time), yet below the 120–190 ms one deep body cost on an idle one.
+const HOLD_LIMIT_MS = 100;
 const BRACKETS = '['.repeat(1_000_000);
 
 let m: McpHarness;
@@ -34,10 +36,10 @@ async function post(path: string, body: string, headers: Record<string, string> 
 }
 
 /** Longest event-loop hold while `work` runs, and /healthz's slowest answer meanwhile. Best of
- * three: another test file on the same two cores can deschedule this process once. */
+ * five: another test file on the same two cores can deschedule this process. */
 async function held(work: () => Promise<unknown>): Promise<{ loopMs: number; healthMs: number }> {
   let best = { loopMs: Infinity, healthMs: Infinity };
-  for (let attempt = 0; attempt < 3 && best.loopMs >= HOLD_LIMIT_MS; attempt++) {
+  for (let attempt = 0; attempt < 5 && best.loopMs >= HOLD_LIMIT_MS; attempt++) {
     const histogram = monitorEventLoopDelay({ resolution: 5 });
     let polling = true;
     let healthMs = 0;
@@ -51,16 +53,26 @@ async function held(work: () => Promise<unknown>): Promise<{ loopMs: number; hea
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     })();
+    // A 1 ms ticker beside the histogram: in a loaded run the histogram alone once reported
+    // 9 ms for a hold the ticker saw as 388 ms; the larger of the two is taken.
+    let last = performance.now();
+    let longest = 0;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+    }, 1);
     histogram.enable();
     try {
       await work();
       await new Promise((resolve) => setTimeout(resolve, 10));
     } finally {
       histogram.disable();
+      clearInterval(ticker);
       polling = false;
       await poll;
     }
-    const loopMs = histogram.max / 1e6;
+    const loopMs = Math.max(histogram.max / 1e6, longest);
     if (loopMs < best.loopMs) best = { loopMs, healthMs };
   }
   return best;
@@ -117,6 +129,32 @@ describe('1 MB of `[` is refused at the 65th bracket, on every door', () => {
   }, 60_000);
 });
 
+describe(`more than ${MAX_JSON_VALUES} values are refused before JSON.parse`, () => {
+  const M = 1024 * 1024;
+  it('1 MiB of `{}` (350,000 objects: 250–800 ms of JSON.parse and GC) to /mcp with no key: 400 at once', async () => {
+    const objects = '[' + Array(Math.floor(M / 3) - 10).fill('{}').join(',') + ']';
+    let answer: { status: number; body: any } | undefined;
+    const { loopMs, healthMs } = await held(async () => {
+      answer = await post('/mcp', objects);
+    });
+    expect(answer!.status).toBe(400);
+    expect(answer!.body).toMatchObject({ code: 'invalid_request', details: { maxValues: MAX_JSON_VALUES } });
+    // A top-level array: no field to name.
+    expect(answer!.body.error).toBe(`Invalid request: the JSON body holds more than ${MAX_JSON_VALUES} values`);
+    expect(loopMs).toBeLessThan(HOLD_LIMIT_MS);
+    expect(healthMs).toBeLessThan(250);
+  }, 60_000);
+
+  it('a wide query parameter is named; 45,000 array elements (a PostgreSQL array parameter) still bind', async () => {
+    const wide = await post('/api/query', JSON.stringify({ connectionId: 'pg', sql: 'SELECT cardinality($1::int[]) AS n', params: [Array(60_000).fill(1)] }), { authorization: `Bearer ${m.h.adminKey}` });
+    expect(wide.status).toBe(400);
+    expect(wide.body.details.field).toBe('params');
+    const ok = await post('/api/query', JSON.stringify({ connectionId: 'pg', sql: 'SELECT cardinality($1::int[]) AS n', params: [Array(45_000).fill(1)] }), { authorization: `Bearer ${m.h.adminKey}` });
+    expect(ok.status, JSON.stringify(ok.body).slice(0, 300)).toBe(200);
+    expect(ok.body.data.rows).toEqual([[45_000]]);
+  }, 60_000);
+});
+
 describe('depth up to the limit is accepted where a route takes arbitrary JSON (query params)', () => {
   function nestedObject(levels: number): unknown {
     let v: unknown = 1;
@@ -169,10 +207,11 @@ describe('the scan', () => {
       'wide, 60 deep': '['.repeat(60) + Array(M / 2 - 200).fill('0').join(',') + ']'.repeat(60),
     };
     for (const [name, text] of Object.entries(shapes)) {
-      scanJsonText(text);
+      // No value limit here: what is timed is the scan over the whole text.
+      scanJsonText(text, MAX_JSON_DEPTH, Infinity);
       const times = [0, 1, 2].map(() => {
         const started = performance.now();
-        expect(scanJsonText(text).kind, name).toBe('ok');
+        expect(scanJsonText(text, MAX_JSON_DEPTH, Infinity).kind, name).toBe('ok');
         return performance.now() - started;
       });
       // Alone ~3–15 ms on these two cores; quadratic behaviour would take seconds.

@@ -11,8 +11,9 @@ import { MAX_PATTERN_PROGRAM } from '../src/access/pattern-syntax.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createMcpHarness, TRANSPORTS, textOf, type McpHarness } from './support/mcp-harness.ts';
 
-// Generous for two shared cores, yet 1,700 times below the hold this test was written for.
-const HOLD_LIMIT_MS = 50;
+// Generous for two shared cores under other test files' load (a loaded run descheduled this
+// process for 50–80 ms at a time), yet 850 times below the hold this test was written for.
+const HOLD_LIMIT_MS = 100;
 
 const EVIL: { name: string; pattern: string; value: string }[] = [
   { name: 'nested_plus', pattern: '^(a+)+$', value: 'a'.repeat(50_000) + '!' },
@@ -35,11 +36,11 @@ async function define(name: string, pattern: string, extra: Record<string, unkno
 }
 
 /** The longest the event loop was held while `work` ran, and /healthz's slowest answer over
- * HTTP meanwhile (polled every 20 ms). Best of three: another test file on the same two cores
- * can deschedule this process once; the backtracking RegExp held it 85 s every time. */
+ * HTTP meanwhile (polled every 20 ms). Best of five: another test file on the same two cores
+ * can deschedule this process; the backtracking RegExp held it 85 s every time. */
 async function held(work: () => Promise<unknown>): Promise<{ loopMs: number; healthMs: number }> {
   let best = { loopMs: Infinity, healthMs: Infinity };
-  for (let attempt = 0; attempt < 3 && best.loopMs >= HOLD_LIMIT_MS; attempt++) {
+  for (let attempt = 0; attempt < 5 && best.loopMs >= HOLD_LIMIT_MS; attempt++) {
     const histogram = monitorEventLoopDelay({ resolution: 5 });
     let polling = true;
     let healthMs = 0;
@@ -53,16 +54,26 @@ async function held(work: () => Promise<unknown>): Promise<{ loopMs: number; hea
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     })();
+    // A 1 ms ticker beside the histogram: in a loaded run the histogram alone once reported
+    // 9 ms for a hold the ticker saw as 388 ms; the larger of the two is taken.
+    let last = performance.now();
+    let longest = 0;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+    }, 1);
     histogram.enable();
     try {
       await work();
       await new Promise((resolve) => setTimeout(resolve, 10));
     } finally {
       histogram.disable();
+      clearInterval(ticker);
       polling = false;
       await poll;
     }
-    const loopMs = histogram.max / 1e6;
+    const loopMs = Math.max(histogram.max / 1e6, longest);
     if (loopMs < best.loopMs) best = { loopMs, healthMs };
   }
   return best;

@@ -12,6 +12,10 @@ import { startModuleWorker } from '../worker-boot.ts';
 import type { PatternAnswer, PatternJob, PatternRequest } from './pattern-worker.ts';
 
 export const PATTERN_DEADLINE_MS = 2_000;
+/** How long a new worker may take to load (from the TypeScript sources, tsx compiles it first:
+ * 0.3 s on an idle machine, over 2 s on a loaded one). Jobs' deadlines start once it is ready,
+ * so a slow start is not mistaken for a pattern too slow to match. */
+export const PATTERN_WORKER_BOOT_MS = 30_000;
 /** Characters of value × RE2 instructions of the pattern, per parameter: at the worst cost
  * measured (~50 ns per character per instruction) about 200 ms of the worker's time. A pattern
  * of 10 instructions takes values up to 400,000 characters; one of 1,000, up to 4,000. */
@@ -22,26 +26,49 @@ export type PatternOutcome = { kind: 'matched' } | { kind: 'mismatch'; index: nu
 const WORKER_URL = new URL('./pattern-worker.ts', import.meta.url);
 
 interface Pending {
+  /** The worker the job was posted to: only its own end refuses the job. */
+  owner: Worker;
   resolve: (answer: PatternAnswer | null) => void;
-  timer: NodeJS.Timeout;
+  /** The deadline, from when the worker is ready. */
+  timer: NodeJS.Timeout | undefined;
 }
 
-let worker: Worker | null = null;
+interface PatternWorker {
+  thread: Worker;
+  /** Resolves true once the worker's module has loaded, false if it never does. */
+  ready: Promise<boolean>;
+}
+
+let worker: PatternWorker | null = null;
 let nextId = 1;
 const pending = new Map<number, Pending>();
 
-function settleAll(): void {
+/** Refuses every job posted to `owner`. A terminated worker's `exit` comes after its
+ * replacement has taken new jobs; those must not be refused with it. */
+function settleAll(owner: Worker): void {
   for (const [id, job] of pending) {
+    if (job.owner !== owner) continue;
     clearTimeout(job.timer);
     pending.delete(id);
     job.resolve(null);
   }
 }
 
-function getWorker(): Worker {
+function getWorker(): PatternWorker {
   if (worker) return worker;
   const created = startModuleWorker(WORKER_URL);
-  created.on('message', (message: PatternAnswer) => {
+  let markReady: (ok: boolean) => void = () => undefined;
+  const ready = new Promise<boolean>((resolve) => {
+    markReady = resolve;
+  });
+  const bootTimer = setTimeout(() => markReady(false), PATTERN_WORKER_BOOT_MS);
+  bootTimer.unref();
+  created.on('message', (message: PatternAnswer | { kind: 'ready' }) => {
+    if (message.kind === 'ready') {
+      clearTimeout(bootTimer);
+      markReady(true);
+      return;
+    }
     const job = pending.get(message.id);
     if (!job) return;
     pending.delete(message.id);
@@ -50,34 +77,43 @@ function getWorker(): Worker {
     job.resolve(message);
   });
   const lost = () => {
-    if (worker === created) worker = null;
-    settleAll();
+    clearTimeout(bootTimer);
+    markReady(false);
+    if (worker?.thread === created) worker = null;
+    settleAll(created);
   };
   created.on('error', lost);
   created.on('exit', lost);
   // An idle worker must not keep the process alive; a busy one must (a script awaiting it).
   created.unref();
-  worker = created;
-  return created;
+  worker = { thread: created, ready };
+  return worker;
+}
+
+/** Ends the worker that is stuck (or never loaded) and refuses every job waiting on it; the
+ * next pattern starts a fresh one. */
+function replace(stuck: PatternWorker): void {
+  if (worker === stuck) worker = null;
+  settleAll(stuck.thread);
+  void stuck.thread.terminate();
 }
 
 /** The worker's answer, or null when it did not come within the deadline (or the worker died). */
 function ask(job: PatternRequest): Promise<PatternAnswer | null> {
   return new Promise((resolve) => {
     const id = nextId++;
-    const timer = setTimeout(() => {
-      // Whatever the worker is stuck on holds every job behind it: all of them are refused,
-      // and the next pattern starts a fresh worker.
-      const stuck = worker;
-      worker = null;
-      settleAll();
-      void stuck?.terminate();
-    }, PATTERN_DEADLINE_MS);
-    timer.unref();
-    pending.set(id, { resolve, timer });
     const current = getWorker();
-    current.ref();
-    current.postMessage({ ...job, id } as PatternJob);
+    const entry: Pending = { owner: current.thread, resolve, timer: undefined };
+    pending.set(id, entry);
+    current.thread.ref();
+    current.thread.postMessage({ ...job, id } as PatternJob);
+    void current.ready.then((ok) => {
+      if (!pending.has(id)) return;
+      if (!ok) return replace(current);
+      // Whatever the worker is stuck on holds every job behind it: all of them are refused.
+      entry.timer = setTimeout(() => replace(current), PATTERN_DEADLINE_MS);
+      entry.timer.unref();
+    });
   });
 }
 

@@ -42,3 +42,5 @@ function answer(job: PatternJob): PatternAnswer {
 parentPort?.on('message', (job: PatternJob) => {
   parentPort?.postMessage(answer(job));
 });
+// Loaded: the main thread starts its jobs' deadlines from here (pattern-match.ts).
+parentPort?.postMessage({ kind: 'ready' });

@@ -8,17 +8,25 @@
 // handler, after the body), and walking the parsed value for forbidden keys cost up to 1.3 s
 // (a path string per node, as long as the node is deep). Now one linear pass over the text,
 // before JSON.parse, refuses nesting deeper than MAX_JSON_DEPTH (1 MB of `[` costs 65
-// characters) and finds forbidden keys with their paths, so the parsed value is never walked.
+// characters) and bodies of more than MAX_JSON_VALUES values, and finds forbidden keys with
+// their paths, so the parsed value is never walked.
 import type { FastifyInstance } from 'fastify';
 import { InvalidJsonError, InvalidRequestError } from '../errors.ts';
 
 /** How deep objects and arrays may nest in a request body. The deepest a dbq request needs is
  * a query's object parameter: the body, `params`, then 32 levels (PARAM_OBJECT_DEPTH). */
 export const MAX_JSON_DEPTH = 64;
+/** How many values (array elements, object members, objects and arrays) a request body may
+ * hold. Shallow but wide bodies cost JSON.parse and the garbage collector the most: 1 MiB of
+ * `{},` (350,000 objects) held the event loop 250–800 ms, 1 MiB of `0,` 20–35 ms, before any key
+ * was checked on the MCP doors. 50,000 values parse in a few ms; a query's `params` takes at
+ * most 10,000 and a tool's array parameter 1,000. */
+export const MAX_JSON_VALUES = 50_000;
 
 export type JsonTextScan =
   | { kind: 'ok' }
   | { kind: 'too_deep'; field: string }
+  | { kind: 'too_many'; field: string }
   | { kind: 'forbidden'; key: '__proto__' | 'constructor.prototype'; path: string };
 
 const QUOTE = 0x22;
@@ -67,7 +75,7 @@ function keyText(text: string, start: number, end: number): string {
  * key is. Exact for valid JSON; for anything else JSON.parse has the last word. Linear, and
  * allocates nothing per value (1 MiB of `{},` took 31 ms with an object per frame): strings
  * without escapes are skipped with indexOf, every other character is looked at once. */
-export function scanJsonText(text: string, maxDepth = MAX_JSON_DEPTH): JsonTextScan {
+export function scanJsonText(text: string, maxDepth = MAX_JSON_DEPTH, maxValues = MAX_JSON_VALUES): JsonTextScan {
   // The open objects and arrays, outermost first: no more than maxDepth of them.
   const isArray = new Uint8Array(maxDepth);
   const index = new Int32Array(maxDepth); // arrays: the current element
@@ -76,6 +84,8 @@ export function scanJsonText(text: string, maxDepth = MAX_JSON_DEPTH): JsonTextS
   const expectKey = new Uint8Array(maxDepth);
   const underConstructor = new Uint8Array(maxDepth); // the value of a `constructor` key
   let depth = 0;
+  // Objects, arrays and separators seen: every value but the first of each container.
+  let values = 0;
   // The key just read was `constructor` and its value has not started.
   let constructorValue = false;
   // Where the next backslash is (-1: none left), found once and reused until passed: a fresh
@@ -93,6 +103,10 @@ export function scanJsonText(text: string, maxDepth = MAX_JSON_DEPTH): JsonTextS
     }
     return path;
   };
+
+  // Where a limit was passed, named by the first levels below a top-level object (`params[1]`):
+  // the field a person wrote. Nothing for a top-level array: its index says nothing.
+  const fieldOf = (levels: number): string => (depth > 0 && !isArray[0] ? pathOf(Math.min(depth, levels)) : '');
 
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -129,8 +143,8 @@ export function scanJsonText(text: string, maxDepth = MAX_JSON_DEPTH): JsonTextS
     switch (c) {
       case 0x5b: // [
       case 0x7b: // {
-        // Named by its first two levels (`params[1]`): the field a person wrote.
-        if (depth >= maxDepth) return { kind: 'too_deep', field: pathOf(Math.min(depth, 2)) };
+        if (depth >= maxDepth) return { kind: 'too_deep', field: fieldOf(2) };
+        if (++values > maxValues) return { kind: 'too_many', field: fieldOf(1) };
         isArray[depth] = c === 0x5b ? 1 : 0;
         index[depth] = 0;
         expectKey[depth] = c === 0x7b ? 1 : 0;
@@ -144,6 +158,7 @@ export function scanJsonText(text: string, maxDepth = MAX_JSON_DEPTH): JsonTextS
         constructorValue = false;
         break;
       case 0x2c: // ,
+        if (++values > maxValues) return { kind: 'too_many', field: fieldOf(1) };
         if (depth > 0) {
           if (isArray[depth - 1]) index[depth - 1]++;
           else expectKey[depth - 1] = 1;
@@ -173,6 +188,11 @@ export function installJsonBodyParser(app: FastifyInstance): void {
     if (scan.kind === 'too_deep') {
       const where = scan.field ? ` (in ${scan.field})` : '';
       done(new InvalidRequestError(`Invalid request: the JSON body nests deeper than ${MAX_JSON_DEPTH} levels${where}`, { ...(scan.field ? { field: scan.field } : {}), maxDepth: MAX_JSON_DEPTH }), undefined);
+      return;
+    }
+    if (scan.kind === 'too_many') {
+      const where = scan.field ? ` (in ${scan.field})` : '';
+      done(new InvalidRequestError(`Invalid request: the JSON body holds more than ${MAX_JSON_VALUES} values${where}`, { ...(scan.field ? { field: scan.field } : {}), maxValues: MAX_JSON_VALUES }), undefined);
       return;
     }
     let value: unknown;
