@@ -10,7 +10,11 @@
 //   history entry     — writeHistory alone, 16 at a time (one group commit per loop turn)
 //   read decision     — the guard's cached verdict alone (the whole check before issue 13),
 //                       then decideStatement: the verdict plus the catalog allowlist check of
-//                       every function, operator, cast and relation (issue 13: ≤ ~5 µs)
+//                       every function, operator, cast and relation, and the user types in
+//                       play (≤ ~5 µs), beside last turn's figures (README)
+//   catalog reload    — reading the catalog rows the read policy judges, judging them on the
+//                       guard's worker thread (first and warm), and the longest the event loop
+//                       was held meanwhile (it must not be: the judging is off the loop)
 // Usage: node --import tsx bench/query-core.ts [--ops 20000] [--pg postgres://postgres@127.0.0.1:5432/test]
 import { cliActor } from '../src/access/audit.ts';
 import fs from 'node:fs';
@@ -26,6 +30,9 @@ import { writeHistory } from '../src/history/history.ts';
 import { createLogger } from '../src/logger.ts';
 import { decideStatement } from '../src/query/decide.ts';
 import { runQuery } from '../src/query/run.ts';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { readCatalogText } from '../src/engines/postgres-catalog-rows.ts';
+import { buildCatalogOffThread } from '../src/sql/catalog-off-thread.ts';
 import { classifyStatement } from '../src/sql/guard.ts';
 import { closeServices, createServices } from '../src/services.ts';
 import { authenticateKey, createApiKey } from '../src/workspaces/api-keys.ts';
@@ -40,6 +47,8 @@ const DECISION_CASES = [
   'SELECT 1',
   "SELECT c.relname, lower(n.nspname), pg_size_pretty(pg_relation_size(c.oid)), now() - interval '1 day' FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname <> 'pg_catalog' ORDER BY 3 DESC LIMIT 10",
 ];
+/** Last turn's allowlist check, µs (README, read-only v2), for the same statements. */
+const LAST_TURN_CHECK = ['0.20', '1.99–2.22'];
 const CASES = [
   { label: 'SELECT 1', sql: 'SELECT 1' },
   { label: '100 rows', sql: 'SELECT g, md5(g::text) FROM generate_series(1, 100) g' },
@@ -58,6 +67,44 @@ async function cpuPerOp(once: () => Promise<unknown>): Promise<number> {
   await run(OPS);
   const used = process.cpuUsage(before);
   return (used.user + used.system) / OPS;
+}
+
+const RELOADS = 5;
+
+/** What one reload of a connection's read policy costs, and whether it holds the event loop. */
+async function catalogReload(pool: pg.Pool): Promise<{ counts: string; readMs: string; firstMs: string; warmMs: string; heldMs: string }> {
+  const client = await pool.connect();
+  const reads: number[] = [];
+  const builds: number[] = [];
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  let counts = '';
+  try {
+    delay.enable();
+    for (let i = 0; i <= RELOADS; i++) {
+      await client.query('BEGIN');
+      await client.query("SET LOCAL search_path = ''");
+      await client.query('SET LOCAL jit = off');
+      const start = performance.now();
+      const catalogText = await readCatalogText((text) => client.query(text));
+      const read = performance.now();
+      await buildCatalogOffThread(catalogText);
+      builds.push(performance.now() - read);
+      reads.push(read - start);
+      await client.query('ROLLBACK');
+      counts = `${(catalogText.functions.length / 1024).toFixed(0)} KiB of functions, ${(catalogText.relations.length / 1024).toFixed(0)} KiB of relations`;
+    }
+    delay.disable();
+  } finally {
+    client.release();
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  return {
+    counts,
+    readMs: median(reads).toFixed(0),
+    firstMs: builds[0].toFixed(0),
+    warmMs: median(builds.slice(1)).toFixed(0),
+    heldMs: (delay.max / 1e6).toFixed(1),
+  };
 }
 
 async function main(): Promise<void> {
@@ -108,8 +155,10 @@ async function main(): Promise<void> {
     for (const sql of DECISION_CASES) {
       const verdictOnly = await cpuPerOp(() => classifyStatement('postgres', sql));
       const decided = await cpuPerOp(() => decideStatement(engine, sql));
-      decisions.push(`| \`${sql.length > 60 ? sql.slice(0, 57) + '…' : sql}\` | ${verdictOnly.toFixed(2)} | ${decided.toFixed(2)} | ${(decided - verdictOnly).toFixed(2)} |`);
+      const last = LAST_TURN_CHECK[decisions.length];
+      decisions.push(`| \`${sql.length > 60 ? sql.slice(0, 57) + '…' : sql}\` | ${verdictOnly.toFixed(2)} | ${decided.toFixed(2)} | ${(decided - verdictOnly).toFixed(2)} | ${last} |`);
     }
+    const reload = await catalogReload(raw);
     const entry = { principal, queryId: 'q_bench', connection: { id: 'c_bench', name: 'pg' }, sql: 'SELECT 1', statementType: 'select', status: 'succeeded' as const, rowCount: 1, affectedRows: null, durationMs: 1, error: null, source: 'api' as const };
     const history = await cpuPerOp(() => writeHistory(svc.db, entry));
     process.stdout.write(
@@ -124,9 +173,11 @@ async function main(): Promise<void> {
         '',
         'Read decision, CPU µs per statement (before: the cached parser verdict alone; after: plus the catalog allowlist check):',
         '',
-        '| statement | before (verdict) | after (decideStatement) | allowlist check |',
-        '|---|---:|---:|---:|',
+        '| statement | before (verdict) | after (decideStatement) | allowlist check | last turn\'s check |',
+        '|---|---:|---:|---:|---:|',
         ...decisions,
+        '',
+        `Catalog reload (${reload.counts}): rows read ${reload.readMs} ms; judged on the worker thread ${reload.firstMs} ms first, ${reload.warmMs} ms warm (median of ${RELOADS}); event loop held at most ${reload.heldMs} ms meanwhile (last turn: the judging ran on the event loop).`,
         '',
       ].join('\n'),
     );

@@ -791,6 +791,11 @@ describe('allowlist alone: a superuser connection, every attack through POST /ap
       'WITH x AS (SELECT id FROM guard_probe) SELECT sum(id) FROM x',
       'SELECT id, row_number() OVER (ORDER BY id) FROM guard_probe',
       'EXPLAIN SELECT * FROM guard_probe WHERE id = 1',
+      // Left at the default volatility (VOLATILE), but its body only computes: user code is
+      // judged by what it does, in both directions.
+      'SELECT guard_double(21)',
+      // A volatile = on a user type elsewhere in the database does not touch = on integers.
+      'SELECT id FROM guard_probe WHERE id = 3',
     ];
     let fx: Fixture;
 

@@ -13,6 +13,7 @@
 // - MySQL/MariaDB plan-only EXPLAIN of a write (verdict.planOnlyWrite): the server checks the
 //   write's privileges, so where reads log in as a read-only user it is refused here with that
 //   reason (an admin's on a writable connection then runs as a write, on the owner login).
+import type { Deadline } from '../engines/deadline.ts';
 import type { Engine, ReadAccessLevel } from '../engines/engine.ts';
 import { QueryFailedError } from '../errors.ts';
 import { classifyStatement } from '../sql/guard.ts';
@@ -30,24 +31,25 @@ import {
 
 const WHAT: Record<Refusal['kind'], string> = { function: 'Function', operator: 'Operator', type: 'Type', relation: 'Relation' };
 
-export async function decideStatement(engine: Engine, sql: string): Promise<Verdict> {
+/** `deadline`: the request's; a catalog load or change check is waited for until then. */
+export async function decideStatement(engine: Engine, sql: string, deadline?: Deadline): Promise<Verdict> {
   const verdict = await classifyStatement(engine.name, sql);
   if (verdict.askEngine) return checkMysqlRead(engine, await askEngine(engine, sql, verdict));
   if (verdict.planOnlyWrite) return checkPlanLogin(engine, await checkMysqlRead(engine, verdict));
   if (verdict.calledFunctions !== undefined || verdict.relationNames !== undefined) return checkMysqlRead(engine, verdict);
   if (verdict.kind !== 'read' || verdict.references === undefined) return verdict;
-  const catalog = await engine.readCatalog?.();
+  const catalog = await engine.readCatalog?.(false, deadline);
   // A dialect that collects names must have a catalog to judge them by.
   if (catalog === undefined) return unparseableVerdict(verdict.statementType);
-  return checkReferences(engine, verdict, catalog);
+  return checkReferences(engine, verdict, catalog, deadline);
 }
 
-async function checkReferences(engine: Engine, verdict: Verdict, catalog: PostgresCatalog): Promise<Verdict> {
+async function checkReferences(engine: Engine, verdict: Verdict, catalog: PostgresCatalog, deadline?: Deadline): Promise<Verdict> {
   const refs = verdict.references!;
   let refusal = findRefusal(catalog, refs);
   // A function created a moment ago is not in the cached catalog yet: look once more.
-  if (refusal?.why.startsWith('is not a known')) {
-    const fresh = await engine.readCatalog?.(true);
+  if (refusal?.missing) {
+    const fresh = await engine.readCatalog?.(true, deadline);
     if (fresh !== undefined) refusal = findRefusal(fresh, refs);
   }
   if (refusal === undefined) return verdict;

@@ -34,6 +34,8 @@ export const HARMLESS_VOLATILE_CORE: ReadonlySet<string> = new Set([
   'pg_get_backend_memory_contexts', 'pg_get_shmem_allocations', 'pg_get_wal_resource_managers',
   'pg_collation_actual_version', 'pg_database_collation_actual_version',
   'pg_show_replication_origin_status', 'current_query',
+  // TABLESAMPLE methods' handlers: they return the method's callbacks, which only sample.
+  'bernoulli', 'system',
   'pg_stat_get_xact_blocks_fetched', 'pg_stat_get_xact_blocks_hit',
   'pg_stat_get_xact_function_calls', 'pg_stat_get_xact_function_self_time',
   'pg_stat_get_xact_function_total_time', 'pg_stat_get_xact_numscans',
@@ -46,6 +48,8 @@ export const HARMLESS_VOLATILE_CORE: ReadonlySet<string> = new Set([
 export const HARMLESS_VOLATILE_EXTENSION: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   ['uuid-ossp', new Set(['uuid_generate_v1', 'uuid_generate_v1mc', 'uuid_generate_v4'])],
   ['pgcrypto', new Set(['gen_random_uuid', 'gen_random_bytes', 'gen_salt'])],
+  ['tsm_system_rows', new Set(['system_rows'])],
+  ['tsm_system_time', new Set(['system_time'])],
 ]);
 
 /** Functions that run SQL text (or read a relation or cursor named by a string), in any

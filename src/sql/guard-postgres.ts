@@ -114,13 +114,15 @@ function characterPosition(sql: string, byteOffset: number): number {
 }
 
 /** libpg-query drops empty statements: `SELECT 1;;` and `;SELECT 1` come back as one. Its
- * byte offsets show them: text before the statement, or a second `;` after it. */
+ * byte offsets show them: a `;` in the code before the statement, or a second `;` after it.
+ * Text before the statement that is only comments and blanks (`/* app=x *\/ SELECT 1`, the
+ * sqlcommenter style) is no statement: libpg-query counts it into the offset all the same. */
 function hasEmptyStatements(sql: string, statement: PgRawStatement): boolean {
   const location = statement.stmt_location ?? 0;
-  if (location > 0) return true;
+  const bytes = location > 0 || (statement.stmt_len ?? 0) > 0 ? new TextEncoder().encode(sql) : undefined;
+  if (location > 0 && countCodeSemicolons(lexSql(new TextDecoder().decode(bytes!.subarray(0, location)), 'postgres')) > 0) return true;
   if (statement.stmt_len === undefined || statement.stmt_len === 0) return false;
-  const bytes = new TextEncoder().encode(sql);
-  const tail = new TextDecoder().decode(bytes.subarray(location + statement.stmt_len));
+  const tail = new TextDecoder().decode(bytes!.subarray(location + statement.stmt_len));
   return countCodeSemicolons(lexSql(tail, 'postgres')) > 1;
 }
 
@@ -135,6 +137,10 @@ function classifyStatementNode(node: PgNode): Verdict {
     // planning still folds IMMUTABLE calls, so the names are checked as a read's.
     if (planned !== undefined && PLAN_ONLY_WRITES.has(planned[0]) && !explainAnalyzes(fields.options)) {
       const refs = new ReferenceCollector();
+      // Planning a write folds the target's defaults and plans its rules (read-policy.ts).
+      const target = isNode(planned[1].relation) ? relationName(planned[1].relation) : undefined;
+      if (target === undefined) return writeVerdict('EXPLAIN', 'The target of the planned write could not be checked');
+      refs.writeTargets.add(target);
       const reason = findNonReadReason(planned[1], refs, true);
       return reason === undefined ? { ...readVerdict('EXPLAIN'), references: refs.result() } : writeVerdict('EXPLAIN', reason);
     }
@@ -254,6 +260,8 @@ class ReferenceCollector {
   readonly types = new Set<string>();
   readonly literalTypes = new Set<string>();
   readonly relations = new Set<string>();
+  readonly untypedCalls = new Set<string>();
+  readonly writeTargets = new Set<string>();
 
   result(): PostgresReferences {
     return {
@@ -263,8 +271,29 @@ class ReferenceCollector {
       types: [...this.types],
       literalTypes: [...this.literalTypes],
       relations: [...this.relations],
+      untypedCalls: [...this.untypedCalls],
+      writeTargets: [...this.writeTargets],
     };
   }
+}
+
+/** A value PostgreSQL types only from the call it meets: a string or NULL literal, `$n`. */
+function isUntyped(node: unknown): boolean {
+  if (!isNode(node)) return false;
+  if (isNode(node.ParamRef)) return true;
+  const constant = isNode(node.A_Const) ? node.A_Const : undefined;
+  return constant !== undefined && ('sval' in constant || constant.isnull === true);
+}
+
+function relationName(node: PgNode): string | undefined {
+  const range = isNode(node.RangeVar) ? node.RangeVar : node;
+  if (typeof range.relname !== 'string') return undefined;
+  return typeof range.schemaname === 'string' ? `${range.schemaname}.${range.relname}` : range.relname;
+}
+
+function qualifiedName(list: unknown): string | undefined {
+  const parts = Array.isArray(list) ? list.map(stringValue) : [];
+  return parts.length > 0 && parts.every((part) => part !== undefined) ? parts.join('.') : undefined;
 }
 
 /** Why a SELECT's tree is not a read: any nested statement other than SELECT (a data-modifying
@@ -290,8 +319,13 @@ function findNonReadReason(node: unknown, refs: ReferenceCollector, planOnly = f
  * INTO and locking clauses are no effect; the names planning can run are still collected. */
 function keyReason(key: string, value: unknown, refs: ReferenceCollector, planOnly: boolean): string | undefined {
   switch (key) {
-    case 'FuncCall':
+    case 'FuncCall': {
+      if (isNode(value) && Array.isArray(value.args) && value.args.length > 0 && value.args.every(isUntyped)) {
+        const name = qualifiedName(value.funcname);
+        if (name !== undefined) refs.untypedCalls.add(name);
+      }
       return collectName(isNode(value) ? value.funcname : undefined, refs.functions, 'Function call');
+    }
     case 'A_Indirection':
       // `(expr).name` is name(expr) when name is a one-argument function.
       if (isNode(value) && Array.isArray(value.indirection)) collectStrings(value.indirection, refs.attributes);
@@ -303,11 +337,18 @@ function keyReason(key: string, value: unknown, refs: ReferenceCollector, planOn
       return undefined;
     case 'A_Expr':
       return collectOperator(value, refs);
-    // `x op ANY (SELECT …)` and `ORDER BY x USING op` name operators outside A_Expr.
-    case 'SubLink':
-      return isNode(value) && Array.isArray(value.operName) && value.operName.length > 0
-        ? collectName(value.operName, refs.operators, 'Operator')
-        : undefined;
+    // `x op ANY (SELECT …)` and `ORDER BY x USING op` name operators outside A_Expr; `x IN
+    // (SELECT …)` and `NOT IN` name none and run `=`.
+    case 'SubLink': {
+      if (!isNode(value)) return undefined;
+      const named = Array.isArray(value.operName) && value.operName.length > 0;
+      const comparing = named || value.subLinkType === 'ANY_SUBLINK' || value.subLinkType === 'ALL_SUBLINK';
+      const operator = named ? qualifiedName(value.operName) : comparing ? '=' : undefined;
+      if (operator !== undefined && isUntyped(value.testexpr)) refs.untypedCalls.add(operator);
+      if (named) return collectName(value.operName, refs.operators, 'Operator');
+      if (comparing) refs.operators.add('=');
+      return undefined;
+    }
     case 'SortBy':
       return isNode(value) && Array.isArray(value.useOp) && value.useOp.length > 0
         ? collectName(value.useOp, refs.operators, 'Operator')
@@ -322,11 +363,17 @@ function keyReason(key: string, value: unknown, refs: ReferenceCollector, planOn
     // `CASE x WHEN y`, `JOIN … USING (c)` and NATURAL JOIN compare with the `=` of the type:
     // no operator is written, but one runs.
     case 'CaseExpr':
-      if (isNode(value) && value.arg !== undefined) refs.operators.add('=');
+      if (isNode(value) && value.arg !== undefined) {
+        refs.operators.add('=');
+        if (isUntyped(value.arg)) refs.untypedCalls.add('=');
+      }
       return undefined;
     case 'JoinExpr':
       if (isNode(value) && ((Array.isArray(value.usingClause) && value.usingClause.length > 0) || value.isNatural)) refs.operators.add('=');
       return undefined;
+    // `TABLESAMPLE method(…)` runs the method's handler function.
+    case 'RangeTableSample':
+      return collectName(isNode(value) ? value.method : undefined, refs.functions, 'Table sample method');
     case 'RangeVar':
       if (isNode(value) && typeof value.relname === 'string') {
         refs.relations.add(typeof value.schemaname === 'string' ? `${value.schemaname}.${value.relname}` : value.relname);
@@ -350,11 +397,20 @@ const BETWEEN_KINDS = new Set(['AEXPR_BETWEEN', 'AEXPR_NOT_BETWEEN', 'AEXPR_BETW
 
 function collectOperator(value: unknown, refs: ReferenceCollector): string | undefined {
   if (!isNode(value)) return 'Operator could not be checked';
+  const right = isNode(value.rexpr) && isNode(value.rexpr.List) && Array.isArray(value.rexpr.List.items) ? value.rexpr.List.items : [value.rexpr];
+  // `'a' = 'b'`, `- $1`, `'a' IN ('b', 1)`: no typed argument to choose the overload by.
+  const untyped = (value.lexpr === undefined || isUntyped(value.lexpr)) && right.some(isUntyped);
   if (BETWEEN_KINDS.has(String(value.kind))) {
     refs.operators.add('>=');
     refs.operators.add('<=');
+    if (untyped) {
+      refs.untypedCalls.add('>=');
+      refs.untypedCalls.add('<=');
+    }
     return undefined;
   }
+  const name = qualifiedName(value.name);
+  if (untyped && name !== undefined) refs.untypedCalls.add(name);
   return collectName(value.name, refs.operators, 'Operator');
 }
 

@@ -28,6 +28,11 @@ export interface PostgresReferences {
   literalTypes: readonly string[];
   /** Relations read: a view runs its query, a table its row-level security policies. */
   relations: readonly string[];
+  /** Functions and operators called with untyped arguments alone (`'a' = 'b'`, `f($1)`, `f()`):
+   * PostgreSQL may resolve those to an overload of any argument types. */
+  untypedCalls?: readonly string[];
+  /** A plan-only write's target: planning it folds its defaults and plans its rules. */
+  writeTargets?: readonly string[];
 }
 
 /** A name a MySQL/MariaDB statement could read as a relation: every word and quoted identifier
