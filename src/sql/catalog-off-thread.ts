@@ -41,8 +41,11 @@ function getWorker(): Worker {
     if (message.catalog !== undefined) job.resolve(message.catalog);
     else job.reject(new Error(`The database catalog could not be judged: ${message.error ?? 'unknown error'}`));
   });
+  // A worker replaced after a missed deadline exits later: its jobs were settled then, and
+  // the jobs pending now are its successor's.
   const lost = () => {
-    if (worker === created) worker = null;
+    if (worker !== created) return;
+    worker = null;
     failAll(new Error('The database catalog could not be judged: its worker stopped'));
   };
   created.on('error', lost);

@@ -48,8 +48,11 @@ function getWorker(): Worker {
     if (pending.size === 0) created.unref();
     job.resolve(message.verdict ?? writeVerdict('UNKNOWN', 'Statement could not be parsed as a read'));
   });
+  // A worker replaced after a missed deadline exits later: its jobs were settled then, and
+  // the jobs pending now are its successor's.
   const lost = () => {
-    if (worker === created) worker = null;
+    if (worker !== created) return;
+    worker = null;
     settleAll(() => writeVerdict('UNKNOWN', 'Statement could not be parsed as a read'));
   };
   created.on('error', lost);
