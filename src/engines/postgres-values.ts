@@ -162,8 +162,11 @@ export function decodeValue(text: string | null, type: PgType): unknown {
     case 'bytea':
       return decodeBytea(text);
     case 'json':
-      // A JSON value, as the contract says; numbers inside it are JavaScript numbers.
-      return JSON.parse(text);
+      // A JSON value, as the contract says; numbers inside it are JavaScript numbers. One nested
+      // deeper than JSON_NEST_LIMIT stays its text: writing the parsed value back out (the
+      // response, an export) recurses once per level and ran out of stack (a 500 for any read
+      // of `repeat('[', 5000)`).
+      return nestsDeeperThan(text, JSON_NEST_LIMIT) ? text : JSON.parse(text);
     case 'timestamp':
       return decodeTimestamp(text);
     case 'timestamptz':
@@ -176,6 +179,25 @@ export function decodeValue(text: string | null, type: PgType): unknown {
       // int8, numeric (exact, incl. NaN/±Infinity), date, time, uuid, text, enums, interval…
       return text;
   }
+}
+
+const JSON_NEST_LIMIT = 1_000;
+
+/** Whether JSON text opens more than `limit` arrays/objects at once: one linear pass. */
+function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > limit) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
 }
 
 function decodeArrayValue(value: ArrayItem, elem: PgType): unknown {
