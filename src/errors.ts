@@ -172,8 +172,10 @@ export class QueryCanceledError extends DbqError {
 }
 
 export class InternalError extends DbqError {
-  constructor(cause?: unknown) {
-    super('internal_error', 500, 'Internal server error', undefined, cause);
+  /** `details` only says what a client must know to act safely (a write's `statementRan`);
+   * never what went wrong inside. */
+  constructor(cause?: unknown, details?: Details) {
+    super('internal_error', 500, 'Internal server error', details, cause);
   }
 }
 
@@ -186,6 +188,16 @@ export class ConnectionFailedError extends DbqError {
 export class DatabaseBusyError extends DbqError {
   constructor() {
     super('database_busy', 503, 'Database busy');
+  }
+}
+
+/** dbq's own store (PostgreSQL, DBQ_STORE_URL) cannot be reached right now: refused, dropped
+ * or shutting down (src/store/store-errors.ts). Retryable; answered with `Retry-After`. A write
+ * that got this far says in `details.statementRan` whether its statement ran. */
+export class StoreUnavailableError extends DbqError {
+  static readonly RETRY_AFTER_SECONDS = 1;
+  constructor(details?: Details, cause?: unknown) {
+    super('store_unavailable', 503, 'Store unavailable', details, cause);
   }
 }
 
@@ -236,6 +248,7 @@ export const ERROR_CLASSES = [
   InternalError,
   ConnectionFailedError,
   DatabaseBusyError,
+  StoreUnavailableError,
   QueryTimeoutError,
   StorageFullError,
 ] as const;

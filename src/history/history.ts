@@ -13,7 +13,7 @@ import type { Principal } from '../workspaces/api-keys.ts';
 
 export type HistoryStatus = HistoryRow['status'];
 export type HistorySource = HistoryRow['source'];
-export const HISTORY_STATUSES: readonly HistoryStatus[] = ['succeeded', 'failed', 'rejected', 'timed_out', 'canceled'];
+export const HISTORY_STATUSES: readonly HistoryStatus[] = ['succeeded', 'failed', 'rejected', 'timed_out', 'canceled', 'running'];
 export const HISTORY_SOURCES: readonly HistorySource[] = ['api', 'mcp', 'ai', 'ui'];
 
 export interface HistoryEntry {
@@ -52,7 +52,14 @@ export interface NewHistoryEntry {
   tool?: { name: string; version: number } | null;
 }
 
-export async function writeHistory(db: Kysely<Database>, e: NewHistoryEntry): Promise<HistoryEntry> {
+export interface WriteHistoryOptions {
+  /** Committed so that a crash of the store's server cannot lose it either (a write's
+   * `running` entry, written before its statement runs); otherwise the store's usual history
+   * commit (src/store/history-writer.ts). */
+  durable?: boolean;
+}
+
+export async function writeHistory(db: Kysely<Database>, e: NewHistoryEntry, opts: WriteHistoryOptions = {}): Promise<HistoryEntry> {
   const row: HistoryRow = {
     id: newId('h'),
     workspace_id: e.principal.workspace.id,
@@ -75,8 +82,38 @@ export async function writeHistory(db: Kysely<Database>, e: NewHistoryEntry): Pr
     tool_name: e.tool?.name ?? null,
     tool_version: e.tool?.version ?? null,
   };
-  await enqueue(db, row);
+  await enqueue(db, row, opts.durable === true);
   return toEntry(row);
+}
+
+export interface HistoryOutcome {
+  status: Exclude<HistoryStatus, 'running'>;
+  rowCount: number | null;
+  affectedRows: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+/** Completes an entry written `running` (durably, as it was written): the same entry, so a
+ * query still has exactly one. */
+export async function completeHistory(db: Kysely<Database>, id: string, o: HistoryOutcome): Promise<void> {
+  await writeHistoryBatch(db, CompiledQuery.raw(completeText(db), [o.status, o.rowCount, o.affectedRows, Math.round(o.durationMs), o.error, id]), { durable: true });
+}
+
+const completeTexts = new WeakMap<Kysely<Database>, string>();
+
+/** Compiled once per store, like the INSERT texts below. */
+function completeText(db: Kysely<Database>): string {
+  let text = completeTexts.get(db);
+  if (text === undefined) {
+    text = db
+      .updateTable('query_history')
+      .set({ status: 'succeeded', row_count: null, affected_rows: null, duration_ms: 0, error: null })
+      .where('id', '=', '')
+      .compile().sql;
+    completeTexts.set(db, text);
+  }
+  return text;
 }
 
 // Group commit: entries written close together share one INSERT (one SQLite transaction, one
@@ -89,6 +126,7 @@ const MAX_BATCH = 200;
 
 interface Pending {
   row: HistoryRow;
+  durable: boolean;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -101,7 +139,7 @@ interface Queue {
 
 const queues = new WeakMap<Kysely<Database>, Queue>();
 
-function enqueue(db: Kysely<Database>, row: HistoryRow): Promise<void> {
+function enqueue(db: Kysely<Database>, row: HistoryRow, durable: boolean): Promise<void> {
   let queue = queues.get(db);
   if (!queue) {
     queue = { pending: [], scheduled: false, chain: Promise.resolve() };
@@ -109,7 +147,7 @@ function enqueue(db: Kysely<Database>, row: HistoryRow): Promise<void> {
   }
   const q = queue;
   return new Promise<void>((resolve, reject) => {
-    q.pending.push({ row, resolve, reject });
+    q.pending.push({ row, durable, resolve, reject });
     if (!q.scheduled) {
       q.scheduled = true;
       // setImmediate: every entry produced by the I/O events of this loop turn joins the batch.
@@ -125,9 +163,12 @@ async function flush(db: Kysely<Database>, q: Queue): Promise<void> {
   while (q.pending.length > 0) {
     const batch = q.pending.splice(0, MAX_BATCH);
     try {
-      // On PostgreSQL the commit does not wait for the WAL flush (src/store/history-writer.ts);
-      // either way the entries are committed and visible when this resolves.
-      await writeHistoryBatch(db, CompiledQuery.raw(insertText(db, batch.length), batch.flatMap((p) => HISTORY_COLUMNS.map((c) => p.row[c]))));
+      // On PostgreSQL the commit does not wait for the WAL flush (src/store/history-writer.ts)
+      // unless an entry of the batch must be durable: a write's `running` entry shares the
+      // group commit (and keeps the id order) but waits for the flush, and so do the others.
+      // Either way the entries are committed and visible when this resolves.
+      const durable = batch.some((p) => p.durable);
+      await writeHistoryBatch(db, CompiledQuery.raw(insertText(db, batch.length), batch.flatMap((p) => HISTORY_COLUMNS.map((c) => p.row[c]))), { durable });
       for (const p of batch) p.resolve();
     } catch (err) {
       for (const p of batch) p.reject(err);

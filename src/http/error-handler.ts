@@ -21,6 +21,7 @@ import {
   RateLimitedError,
   RequestTimeoutError,
   StorageFullError,
+  StoreUnavailableError,
 } from '../errors.ts';
 import { requestAdmitted } from '../limits/http.ts';
 
@@ -236,6 +237,9 @@ export function installErrorHandling(app: FastifyInstance): void {
     const dbqErr = toDbqError(err);
     logFailure(request.log, err, dbqErr);
     drainRefusedBody(request, reply);
+    // The store comes back by itself (a probe finds it: src/store/pg-store-pool.ts); clients
+    // and load balancers retry instead of giving up.
+    if (dbqErr instanceof StoreUnavailableError) void reply.header('retry-after', String(StoreUnavailableError.RETRY_AFTER_SECONDS));
     return reply.status(dbqErr.status).send(envelopeOf(dbqErr));
   });
   app.setNotFoundHandler((request, reply) => {

@@ -92,7 +92,7 @@ export const historyEntrySchema = z.object({
   connectionName: z.string(),
   sql: z.string(),
   statementType: z.string(),
-  status: z.enum(['succeeded', 'failed', 'rejected', 'timed_out', 'canceled']),
+  status: z.enum(['succeeded', 'failed', 'rejected', 'timed_out', 'canceled', 'running']).describe('running: a write sent to the database whose outcome is not recorded yet; one that stays running was cut off by a stop of dbq or of its store, and may have run'),
   rowCount: z.number().nullable(),
   affectedRows: z.number().nullable(),
   durationMs: z.number(),

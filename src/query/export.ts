@@ -12,15 +12,16 @@ import { z } from 'zod';
 import type { Column, RowStream } from '../engines/engine.ts';
 import { linkedController } from '../engines/stop.ts';
 import { DbqError, InternalError, InvalidRequestError, QueryCanceledError } from '../errors.ts';
-import type { HistoryStatus } from '../history/history.ts';
+import type { HistoryOutcome } from '../history/history.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import {
   announceWrite,
   historyErrorOf,
+  openHistory,
   prepareQuery,
   queryInputShape,
-  recordHistory,
+  statementRanAfter,
   statusOf,
   trackRunning,
   type RunOptions,
@@ -78,6 +79,7 @@ export async function openExport(svc: Services, principal: Principal, input: Exp
     throw new InvalidRequestError(`Invalid request: maxRows must be at most ${svc.config.exportMaxRows}`, { field: 'maxRows' });
   }
   const q = await prepareQuery(svc, principal, input, opts);
+  const history = await openHistory(svc, q);
   const { controller, unlink } = linkedController(opts.signal);
   let settle: (err?: unknown) => void = () => {};
   const done = new Promise<void>((resolve, reject) => {
@@ -98,8 +100,8 @@ export async function openExport(svc: Services, principal: Principal, input: Exp
     });
   } catch (err) {
     unlink();
-    await recordHistory(svc, q, statusOf(err), { error: historyErrorOf(err) });
     settle(err);
+    await history.finish(statusOf(err), { error: historyErrorOf(err) }, statementRanAfter(err));
     throw err;
   }
 
@@ -116,7 +118,7 @@ export async function openExport(svc: Services, principal: Principal, input: Exp
     const rows = stream.rows[Symbol.asyncIterator]();
     const chunk = new ChunkBuilder(limits.maxBytes);
     let rowCount = 0;
-    let outcome: { status: HistoryStatus; error?: string } | null = null;
+    let outcome: { status: HistoryOutcome['status']; error?: string } | null = null;
     let failure: unknown = null;
     try {
       chunk.add(encoder.head(), true);
@@ -184,7 +186,8 @@ export async function openExport(svc: Services, principal: Principal, input: Exp
       // Closes the cursor and hands the connection back (no-op when already done).
       await rows.return?.().catch(() => {});
       unlink();
-      await recordHistory(svc, q, outcome.status, { rowCount, error: outcome.error }).catch((err: unknown) =>
+      // The response is under way: a store failure here can only be logged.
+      await history.finish(outcome.status, { rowCount, error: outcome.error }, outcome.status === 'succeeded' ? true : statementRanAfter(failure)).catch((err: unknown) =>
         svc.logger.error({ err, queryId: q.queryId }, 'history write failed'),
       );
       if (outcome.status === 'succeeded') announceWrite(svc, q);

@@ -1,10 +1,11 @@
 // runQuery() is the one way a query runs, for every front door (HTTP, MCP, AI execute, web
 // console): resolve the connection → classify with the dialect's parser → permission →
 // execute (reads inside the engine's read-only mode, timeout enforced by the database) →
-// encode → exactly one history entry, whatever the outcome past the connection look-up.
+// encode → exactly one history entry, whatever the outcome past the connection look-up (a
+// write's is recorded `running` before the statement is sent and completed after: openHistory).
 // The steps are split so exports (export.ts) and async queries (async-queries.ts) share them:
 // prepareQuery() up to the permission check, executePrepared() for a JSON result,
-// recordHistory()/trackRunning() for whatever runs the statement instead.
+// openHistory()/trackRunning() for whatever runs the statement instead.
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { getConnectionFor } from '../access/grants.ts';
@@ -12,14 +13,17 @@ import { assertRawAccess } from '../access/scope.ts';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, type Column, type Engine } from '../engines/engine.ts';
 import { statementController, type StopController, type StopSignal } from '../engines/stop.ts';
 import {
+  DatabaseBusyError,
   DbqError,
   InsufficientPermissionsError,
+  InternalError,
   InvalidRequestError,
   QueryCanceledError,
   QueryFailedError,
   QueryTimeoutError,
+  StoreUnavailableError,
 } from '../errors.ts';
-import { writeHistory, type HistorySource, type HistoryStatus } from '../history/history.ts';
+import { completeHistory, writeHistory, type HistoryOutcome, type HistorySource, type HistoryStatus, type NewHistoryEntry } from '../history/history.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
 import { decideStatement } from './decide.ts';
@@ -135,7 +139,7 @@ export interface RunOptions {
   tool?: { name: string; version: number };
 }
 
-export function statusOf(err: unknown): HistoryStatus {
+export function statusOf(err: unknown): HistoryOutcome['status'] {
   if (err instanceof QueryTimeoutError) return 'timed_out';
   if (err instanceof QueryCanceledError) return 'canceled';
   if (err instanceof InsufficientPermissionsError) return 'rejected';
@@ -178,9 +182,8 @@ function historySql(sql: string, status: HistoryStatus): string {
   return `${sql.slice(0, REFUSED_SQL_KEPT)}… [${sql.length} characters]`;
 }
 
-/** The one history entry of a prepared query. */
-export function recordHistory(svc: Services, q: QueryIdentity, status: HistoryStatus, extra: HistoryExtra = {}): Promise<unknown> {
-  return writeHistory(svc.db, {
+function historyEntryOf(q: QueryIdentity, status: HistoryStatus, extra: HistoryExtra): NewHistoryEntry {
+  return {
     principal: q.principal,
     queryId: q.queryId,
     connection: { id: q.connection.id, name: q.connection.name },
@@ -193,7 +196,70 @@ export function recordHistory(svc: Services, q: QueryIdentity, status: HistorySt
     error: extra.error ?? null,
     source: q.source,
     tool: q.tool ?? null,
-  });
+  };
+}
+
+/** The one history entry of a prepared query. */
+export function recordHistory(svc: Services, q: QueryIdentity, status: HistoryStatus, extra: HistoryExtra = {}): Promise<unknown> {
+  return writeHistory(svc.db, historyEntryOf(q, status, extra));
+}
+
+/** Whether a statement may have changed anything: `true` once the engine answered; after a
+ * failure, `false` when the database refused or aborted it (or it never got a connection),
+ * else `"unknown"` (a connection lost while it ran, say: it may have committed). */
+export type StatementRan = boolean | 'unknown';
+
+export function statementRanAfter(err: unknown): StatementRan {
+  return err instanceof QueryFailedError || err instanceof QueryTimeoutError || err instanceof QueryCanceledError || err instanceof DatabaseBusyError ? false : 'unknown';
+}
+
+/** The store failure a write answers with, saying whether its statement ran and under which
+ * query id, so a client knows whether retrying would run it twice. */
+export function withStatementRan(err: unknown, statementRan: StatementRan, queryId: string): DbqError {
+  const details = { statementRan, queryId };
+  if (err instanceof StoreUnavailableError) return new StoreUnavailableError({ ...err.details, ...details }, err.cause ?? err);
+  if (err instanceof DbqError) return new DbqError(err.code, err.status, err.message, { ...err.details, ...details }, err);
+  return new InternalError(err, details);
+}
+
+/** The history entry of a statement about to run; finish() writes its outcome. */
+export interface HistoryHandle {
+  finish(status: HistoryOutcome['status'], extra: HistoryExtra, statementRan: StatementRan): Promise<void>;
+}
+
+/** A read's entry is written once, after it ran, in the next group commit. A write's is recorded
+ * `running` before its statement is sent — durably, so nothing afterwards (the store failing,
+ * the process killed) can leave a write that ran without a trace — and completed after (issue
+ * 24). If the store fails either time, the error says whether the statement ran. */
+export async function openHistory(svc: Services, q: QueryIdentity): Promise<HistoryHandle> {
+  if (q.verdict.kind !== 'write') {
+    return {
+      async finish(status, extra) {
+        await recordHistory(svc, q, status, extra);
+      },
+    };
+  }
+  let id: string;
+  try {
+    id = (await writeHistory(svc.db, { ...historyEntryOf(q, 'running', {}), durationMs: 0 }, { durable: true })).id;
+  } catch (err) {
+    throw withStatementRan(err, false, q.queryId);
+  }
+  return {
+    async finish(status, extra, statementRan) {
+      try {
+        await completeHistory(svc.db, id, {
+          status,
+          rowCount: extra.rowCount ?? null,
+          affectedRows: extra.affectedRows ?? null,
+          durationMs: performance.now() - q.started,
+          error: extra.error ?? null,
+        });
+      } catch (err) {
+        throw withStatementRan(err, statementRan, q.queryId);
+      }
+    },
+  };
 }
 
 /** History message of a failure: a DbqError's own message, nothing internal. */
@@ -317,28 +383,40 @@ export async function executePrepared(
   cancel: Cancel,
 ): Promise<QueryResult> {
   const { controller, unlink } = statementController(cancel);
-  const execution = q.engine.execute({
-    sql: input.sql,
-    params: input.params,
-    readOnly: q.readOnly,
-    timeoutMs: input.timeoutMs,
-    maxRows: input.maxRows,
-    maxBytes: svc.config.maxResultBytes,
-    signal: controller.signal,
-  });
+  const opened = openHistory(svc, q);
+  const execution = opened.then(() =>
+    q.engine.execute({
+      sql: input.sql,
+      params: input.params,
+      readOnly: q.readOnly,
+      timeoutMs: input.timeoutMs,
+      maxRows: input.maxRows,
+      maxBytes: svc.config.maxResultBytes,
+      signal: controller.signal,
+    }),
+  );
+  // Listed from the start, the write's `running` entry included: GET /query/running, cancel and
+  // the shutdown drain see it while that entry is being written.
   trackRunning(svc, q, controller, execution);
 
+  let history: HistoryHandle;
+  try {
+    history = await opened;
+  } catch (err) {
+    unlink();
+    throw err;
+  }
   let result;
   try {
     result = await execution;
   } catch (err) {
-    await recordHistory(svc, q, statusOf(err), { error: historyErrorOf(err) });
+    await history.finish(statusOf(err), { error: historyErrorOf(err) }, statementRanAfter(err));
     throw err;
   } finally {
     unlink();
   }
   const durationMs = Math.round(performance.now() - q.started);
-  await recordHistory(svc, q, 'succeeded', { rowCount: result.rowCount, affectedRows: result.affectedRows });
+  await history.finish('succeeded', { rowCount: result.rowCount, affectedRows: result.affectedRows }, true);
   announceWrite(svc, q);
 
   return {

@@ -11,13 +11,23 @@
 // transaction, with set_config(…, true) evaluated in its first value; a local setting lasts
 // that transaction only, so it holds through PgBouncer in any pooling mode and never leaks to
 // other statements of the session.
+//
+// A write's entry (src/query/run.ts openHistory) is the exception, `durable`: its commits wait
+// for the flush as other store writes do. It is recorded `running` before the statement is sent
+// so that an operator can always tell what ran, and completed after; a crash of the store's
+// server must not take either back (a completion lost that way turned acknowledged writes back
+// into `running` in the store-outage test).
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 
-export type HistoryWriter = (db: Kysely<Database>, insert: CompiledQuery) => Promise<void>;
+export interface HistoryWriteOptions {
+  durable?: boolean;
+}
 
-const plainWriter: HistoryWriter = async (db, insert) => {
-  await db.executeQuery(insert);
+export type HistoryWriter = (db: Kysely<Database>, statement: CompiledQuery, opts?: HistoryWriteOptions) => Promise<void>;
+
+const plainWriter: HistoryWriter = async (db, statement) => {
+  await db.executeQuery(statement);
 };
 
 const asyncTexts = new Map<string, string>();
@@ -36,8 +46,8 @@ export function asyncCommitText(text: string): string {
   return out;
 }
 
-export const asyncCommitWriter: HistoryWriter = async (db, insert) => {
-  await db.executeQuery(CompiledQuery.raw(asyncCommitText(insert.sql), [...insert.parameters]));
+export const asyncCommitWriter: HistoryWriter = async (db, statement, opts) => {
+  await db.executeQuery(opts?.durable ? statement : CompiledQuery.raw(asyncCommitText(statement.sql), [...statement.parameters]));
 };
 
 /** The same INSERT as a named prepared statement on the pool's connection: PostgreSQL parses
@@ -45,14 +55,14 @@ export const asyncCommitWriter: HistoryWriter = async (db, insert) => {
  * the names per connection and prepares on first use). */
 export function preparedAsyncCommitWriter(pool: { query(config: { name: string; text: string; values: unknown[] }): Promise<unknown> }): HistoryWriter {
   const names = new Map<string, string>();
-  return async (_db, insert) => {
-    const text = asyncCommitText(insert.sql);
+  return async (_db, statement, opts) => {
+    const text = opts?.durable ? statement.sql : asyncCommitText(statement.sql);
     let name = names.get(text);
     if (name === undefined) {
       name = `dbq_history_${names.size}`;
       names.set(text, name);
     }
-    await pool.query({ name, text, values: [...insert.parameters] });
+    await pool.query({ name, text, values: [...statement.parameters] });
   };
 }
 
@@ -62,7 +72,8 @@ export function setHistoryWriter(db: Kysely<Database>, writer: HistoryWriter): v
   writers.set(db, writer);
 }
 
-/** Runs a history insert for `db` the way its store wants it committed. */
-export function writeHistoryBatch(db: Kysely<Database>, insert: CompiledQuery): Promise<void> {
-  return (writers.get(db) ?? plainWriter)(db, insert);
+/** Runs a history statement (a batch INSERT, a completing UPDATE) for `db` the way its store
+ * wants it committed. */
+export function writeHistoryBatch(db: Kysely<Database>, statement: CompiledQuery, opts?: HistoryWriteOptions): Promise<void> {
+  return (writers.get(db) ?? plainWriter)(db, statement, opts);
 }

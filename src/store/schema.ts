@@ -74,7 +74,9 @@ export interface HistoryRow {
   connection_name: string;
   sql: string;
   statement_type: string;
-  status: 'succeeded' | 'failed' | 'rejected' | 'timed_out' | 'canceled';
+  /** `running`: a write recorded before its statement was sent and not completed yet — or never,
+   * when the process stopped in between (src/query/run.ts openHistory). */
+  status: 'succeeded' | 'failed' | 'rejected' | 'timed_out' | 'canceled' | 'running';
   row_count: number | null;
   affected_rows: number | null;
   duration_ms: number;

@@ -12,6 +12,7 @@ import { PgChangeFeed } from './pg-changes.ts';
 import { preparedAsyncCommitWriter, setHistoryWriter } from './history-writer.ts';
 import { cachingDatabase } from './statement-cache.ts';
 import { createPrivateFile } from './private-files.ts';
+import { StorePool } from './pg-store-pool.ts';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -101,7 +102,11 @@ function openPostgresStore(url: string, logger?: StoreOptions['logger']): Store 
   const poolConfig: pg.PoolConfig = {
     connectionString: url,
     max: 10,
+    // Also bounds the wait for a free connection under load, so it stays generous; an
+    // unreachable store is answered at once after its first failed connect (pg-store-pool.ts).
     connectionTimeoutMillis: 5000,
+    // A store host that vanished without closing its sockets is found out by TCP keepalive.
+    keepAlive: true,
     // Per-pool type parsing (never pg.types globally): bigint counters come back as numbers;
     // store values never approach 2^53.
     types: {
@@ -111,10 +116,9 @@ function openPostgresStore(url: string, logger?: StoreOptions['logger']): Store 
       },
     } as any,
   };
-  const pool = new pg.Pool(poolConfig);
-  // An idle client dropped by the server emits 'error' on the pool; unlistened, it would
-  // kill the process (node-postgres #2386).
-  pool.on('error', () => {});
+  // Error listeners on the pool and every client, StoreUnavailableError, failing fast while
+  // the store is down: see pg-store-pool.ts.
+  const pool = new StorePool(poolConfig, logger);
 
   let db: Kysely<Database>;
   const changes = new PgChangeFeed({
