@@ -5,6 +5,7 @@
 import type { PostgresCatalog } from '../sql/read-policy.ts';
 import type { ReachRefusal } from '../sql/read-policy-mysql.ts';
 import type { MysqlName } from '../sql/verdict.ts';
+import type { Deadline } from './deadline.ts';
 import type { StopSignal } from './stop.ts';
 
 export type EngineName = 'postgres' | 'mysql' | 'sqlite';
@@ -60,6 +61,10 @@ export interface ExecuteOptions {
   maxBytes: number;
   /** Aborting cancels the statement on the server and throws QueryCanceledError. */
   signal?: StopSignal;
+  /** The request's deadline (its start + timeoutMs, src/engines/deadline.ts). PostgreSQL: the
+   * pool slot, the connect and the cancel wait at most until then, and the statement gets what
+   * is left; default: timeoutMs from the call. */
+  deadline?: Deadline;
 }
 
 export interface ExecuteResult {
@@ -179,8 +184,9 @@ export interface Engine {
   /** Catalog objects of one kind whose name matches, in every non-system schema (read-only). */
   searchObjects(search: ObjectSearch): Promise<SchemaObject[]>;
   /** PostgreSQL: the connection's catalog for the read allowlist, cached (postgres-catalog.ts).
-   * `missed`: a name was not in it; reload unless just reloaded (then undefined). */
-  readCatalog?(missed?: boolean): Promise<PostgresCatalog | undefined>;
+   * `missed`: a name was not in it; reload unless just reloaded (then undefined). Waits for a
+   * load or change check at most until `deadline` (then QueryTimeoutError). */
+  readCatalog?(missed?: boolean, deadline?: Deadline): Promise<PostgresCatalog | undefined>;
   /** DDL ran on the connection: the next read reloads the catalog. */
   invalidateCatalog?(): void;
   /** MySQL: which of these called names would run a stored or loadable function. */

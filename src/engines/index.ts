@@ -24,6 +24,7 @@ import type {
 import type { ReadAccess } from './engine.ts';
 import { lazy } from '../lazy.ts';
 import type { PostgresCatalog } from '../sql/read-policy.ts';
+import type { Deadline } from './deadline.ts';
 import type { ReachRefusal } from '../sql/read-policy-mysql.ts';
 import type { MysqlName } from '../sql/verdict.ts';
 
@@ -112,10 +113,10 @@ class LazyEngine implements Engine {
   }
 
   // Not async, like execute(): every PostgreSQL read asks for the catalog.
-  readCatalog(missed?: boolean): Promise<PostgresCatalog | undefined> {
+  readCatalog(missed?: boolean, deadline?: Deadline): Promise<PostgresCatalog | undefined> {
     return this.engine
-      ? (this.engine.readCatalog?.(missed) ?? Promise.resolve(undefined))
-      : this.adapter().then((engine) => engine.readCatalog?.(missed));
+      ? (this.engine.readCatalog?.(missed, deadline) ?? Promise.resolve(undefined))
+      : this.adapter().then((engine) => engine.readCatalog?.(missed, deadline));
   }
 
   invalidateCatalog(): void {

@@ -7,7 +7,7 @@
 // limit rather than by fetching everything.
 
 import pg from 'pg';
-import { ConnectionFailedError, QueryTimeoutError, type DbqError } from '../errors.ts';
+import { ConnectionFailedError, DatabaseBusyError, QueryTimeoutError, type DbqError } from '../errors.ts';
 import {
   DEFAULT_STATEMENT_TIMEOUT_MS,
   type Engine,
@@ -36,7 +36,9 @@ import {
 } from './postgres-cursor.ts';
 import { PipelinedStatement, type Step } from './postgres-batch.ts';
 import { isBindRefused, parameterCountError } from './postgres-parameters.ts';
-import { CatalogCache } from './postgres-catalog.ts';
+import { readCatalog } from './postgres-catalog.ts';
+import { CatalogCache, type CatalogStateQuery } from './postgres-catalog-freshness.ts';
+import { Deadline } from './deadline.ts';
 import type { PostgresCatalog } from '../sql/read-policy.ts';
 import { closePooledEngine } from './pool-close.ts';
 import { readTables } from './postgres-introspect.ts';
@@ -90,7 +92,10 @@ const CATALOG_TIMEOUT_MS = 15_000;
 interface Session {
   client: pg.PoolClient;
   watch: StatementWatch;
+  /** The statement's own timeout: what is left of the deadline (see statementMs). */
   timeoutMs: number;
+  /** The timeout a timeout error names: the request's own. */
+  reportMs: number;
   /** Runs after the watch abandoned the connection (a stream ends its iterator here). */
   onAbandon: (() => void) | null;
   /** Set when the statement's own pipeline already rolled back and released advisory locks,
@@ -108,6 +113,21 @@ interface SessionOptions {
   readOnly: boolean;
   timeoutMs: number;
   signal?: StopSignal;
+  /** The request's; else one of timeoutMs from now. The slot, the connect and the statement
+   * all end there. */
+  deadline?: Deadline;
+  /** Answer a timeout at once, leaving the cancel to finish behind (StatementWatch). */
+  answerAtTimeout?: boolean;
+  /** Appended to the session's BEGIN (not pipelined sessions only). */
+  setup?: string;
+}
+
+/** The statement's own timeout on the server: what is left of the deadline, or the whole
+ * timeout when less than BACKSTOP_MS of it went before the statement (a request's round number
+ * keeps the session default usable; the watch answers at the deadline plus BACKSTOP_MS anyway). */
+function statementMs(deadline: Deadline): number {
+  const left = deadline.remaining();
+  return deadline.timeoutMs - left < BACKSTOP_MS ? deadline.timeoutMs : Math.max(1, Math.floor(left));
 }
 
 export function createPostgresEngine(config: EngineConfig): Engine {
@@ -128,7 +148,7 @@ class PostgresEngine implements Engine {
   private closing: Promise<void> | null = null;
   /** The bastion every session (and cancel request) goes through; opened on first use. */
   private readonly tunnel: SshTunnel | null;
-  private readonly catalog = new CatalogCache((work) => this.withCatalogSession(work));
+  private readonly catalog = new CatalogCache((work) => this.withCatalogSession(work), readCatalog);
 
   constructor(config: EngineConfig) {
     this.config = config;
@@ -136,18 +156,31 @@ class PostgresEngine implements Engine {
     this.tunnel = config.ssh ? new SshTunnel(config.ssh, config.connectTimeoutMs) : null;
   }
 
-  readCatalog(missed?: boolean): Promise<PostgresCatalog | undefined> {
-    return missed ? this.catalog.reloadForMiss() : this.catalog.get();
+  readCatalog(missed?: boolean, deadline?: Deadline): Promise<PostgresCatalog | undefined> {
+    return missed ? this.catalog.reloadForMiss(deadline) : this.catalog.get(deadline);
   }
 
   invalidateCatalog(): void {
     this.catalog.invalidate();
   }
 
-  private async withCatalogSession(work: (query: (text: string) => Promise<{ rows: Record<string, unknown>[] }>) => Promise<unknown>): Promise<unknown> {
-    const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
+  /** A load or check of the catalog cache: shared by every decision waiting on it, so bound by
+   * its own timeout, not by any one request's deadline (each waits for it only until its own). */
+  private async withCatalogSession<T>(work: (query: CatalogStateQuery) => Promise<T>): Promise<T> {
+    // One snapshot for the whole load or check (the change check's two statements need it). An
+    // empty search_path puts pg_catalog first for functions and operators, whatever the login's
+    // or database's default (a schema of look-alike operators ahead of pg_catalog would blind
+    // the check); the queries are costed high enough to JIT-compile for nothing.
+    // Answered at its timeout like a request: a load or check lost to a dead network fails its
+    // waiters then (each has given up at its own deadline anyway), and the next one can start.
+    const session = await this.open({
+      readOnly: true,
+      timeoutMs: CATALOG_TIMEOUT_MS,
+      answerAtTimeout: true,
+      setup: "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; SET LOCAL search_path = ''; SET LOCAL jit = off",
+    });
     try {
-      return await session.watch.run(work((text) => session.client.query(text)));
+      return await session.watch.run(work((text, values) => session.client.query(text, values)));
     } catch (err) {
       throw this.classify(err, session);
     } finally {
@@ -161,8 +194,12 @@ class PostgresEngine implements Engine {
     // and ROLLBACK in a single round trip. Writes keep a separate SET:
     // in a pipeline they would share an implicit transaction, which VACUUM, CREATE INDEX
     // CONCURRENTLY and friends refuse.
+    const deadline = opts.deadline ?? new Deadline(opts.timeoutMs);
     for (let attempt = 1; ; attempt++) {
-      const session = await this.open(opts, opts.readOnly);
+      const session = await this.open(
+        { readOnly: opts.readOnly, timeoutMs: opts.timeoutMs, signal: opts.signal, deadline, answerAtTimeout: true },
+        opts.readOnly,
+      );
       // Set while the read's pipeline is the one in flight: what it knows decides a re-send.
       let pipeline: PipelinedStatement | null = null;
       try {
@@ -424,16 +461,11 @@ class PostgresEngine implements Engine {
 
   /** `pipelined`: the caller sends the session set-up itself, in the statement's pipeline. */
   private async open(opts: SessionOptions, pipelined = false): Promise<Session> {
-    const releaseSlot = await this.slots.acquire(this.config.acquireTimeoutMs, opts.signal);
+    const deadline = opts.deadline ?? new Deadline(opts.timeoutMs);
+    const releaseSlot = await this.acquireSlot(deadline, opts.signal);
     for (let attempt = 1; ; attempt++) {
-      let client: pg.PoolClient;
-      try {
-        client = await this.getPool().connect();
-      } catch (err) {
-        releaseSlot();
-        throw classifyPostgresConnectError(err);
-      }
-      const session = this.startSession(client, opts);
+      const client = await this.connectWithin(deadline, releaseSlot);
+      const session = this.startSession(client, opts, deadline);
       if (pipelined) {
         session.ended.then(releaseSlot, releaseSlot);
         return session;
@@ -444,31 +476,83 @@ class PostgresEngine implements Engine {
         const begin = opts.readOnly
           ? `BEGIN READ ONLY; SET LOCAL statement_timeout = ${session.timeoutMs}`
           : `SET statement_timeout = ${session.timeoutMs}`;
-        await session.watch.run(client.query(begin));
+        await session.watch.run(client.query(opts.setup ? `${begin}; ${opts.setup}` : begin));
         session.ended.then(releaseSlot, releaseSlot);
         return session;
       } catch (err) {
-        await session.end();
         const classified = this.classify(err, session);
+        if (session.watch.reason) {
+          // Stopped (its deadline, a cancel): answer now; the connection is settled or
+          // abandoned behind, and frees the slot then.
+          session.ended.then(releaseSlot, releaseSlot);
+          session.release();
+          throw classified;
+        }
+        await session.end();
         // A pooled connection the server dropped while idle, before its error event arrived:
         // nothing has run yet, so one more try on a new connection is safe.
-        if (attempt === 1 && classified instanceof ConnectionFailedError && !session.watch.reason) continue;
+        if (attempt === 1 && classified instanceof ConnectionFailedError) continue;
         releaseSlot();
         throw classified;
       }
     }
   }
 
-  private startSession(client: pg.PoolClient, opts: SessionOptions): Session {
-    const timeoutMs = Math.max(1, Math.floor(opts.timeoutMs));
+  /** A slot, waiting at most until the deadline: a wait the deadline ends answers as the
+   * statement timeout would (504), one the pool's own acquire timeout ends as busy (503). */
+  private async acquireSlot(deadline: Deadline, signal?: StopSignal): Promise<() => void> {
+    const left = deadline.remaining();
+    try {
+      return await this.slots.acquire(Math.min(this.config.acquireTimeoutMs, left), signal);
+    } catch (err) {
+      if (err instanceof DatabaseBusyError && left < this.config.acquireTimeoutMs) throw deadline.error();
+      throw err;
+    }
+  }
+
+  /** A pooled connection by the deadline. On failure the slot is released; when the deadline
+   * came first, only once the connect under way settles (its connection then goes back to the
+   * pool): node-postgres' pool must never hold more connections than there are slots, or it
+   * would queue behind our back (slots.ts). */
+  private async connectWithin(deadline: Deadline, releaseSlot: () => void): Promise<pg.PoolClient> {
+    let connecting: Promise<pg.PoolClient>;
+    try {
+      connecting = this.getPool().connect();
+    } catch (err) {
+      releaseSlot();
+      throw classifyPostgresConnectError(err);
+    }
+    let settled = false;
+    connecting.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    try {
+      return await deadline.race(connecting);
+    } catch (err) {
+      if (settled) {
+        releaseSlot();
+        throw classifyPostgresConnectError(err);
+      }
+      connecting.then((client) => client.release(), () => {}).finally(releaseSlot);
+      throw err;
+    }
+  }
+
+  private startSession(client: pg.PoolClient, opts: SessionOptions, deadline: Deadline): Session {
+    const timeoutMs = statementMs(deadline);
     let finished: () => void = () => {};
     const session: Session = {
       client,
       timeoutMs,
+      reportMs: deadline.timeoutMs,
       onAbandon: null,
       clean: false,
       watch: new StatementWatch({
-        timeoutMs,
+        // The watch ends at the deadline (plus the backstop), whatever the server was told.
+        timeoutMs: deadline.remaining(),
+        reportMs: deadline.timeoutMs,
+        answerAtTimeout: opts.answerAtTimeout,
         backstopMs: BACKSTOP_MS,
         graceMs: CANCEL_GRACE_MS,
         signal: opts.signal,
@@ -535,18 +619,19 @@ class PostgresEngine implements Engine {
 
   private classify(err: unknown, session: Session): DbqError {
     if (session.watch.reason) return session.watch.error();
-    if (sqlStateOf(err) === '57014') return new QueryTimeoutError(session.timeoutMs);
+    if (sqlStateOf(err) === '57014') return new QueryTimeoutError(session.reportMs);
     return classifyPostgresError(err);
   }
 
   /** pg_cancel_backend from a separate connection: the pool may be exhausted, and the busy
    * connection cannot take another statement until the current one ends. */
   private async cancelBackend(pid: number): Promise<void> {
-    await this.withSideClient((c) => c.query('SELECT pg_cancel_backend($1)', [pid]));
+    // A cancel that cannot connect within the grace is moot: the connection is abandoned then.
+    await this.withSideClient((c) => c.query('SELECT pg_cancel_backend($1)', [pid]), Math.min(this.config.connectTimeoutMs, CANCEL_GRACE_MS));
   }
 
-  private async withSideClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-    const client = new pg.Client(this.clientConfig());
+  private async withSideClient<T>(work: (client: pg.Client) => Promise<T>, connectTimeoutMs = this.config.connectTimeoutMs): Promise<T> {
+    const client = new pg.Client({ ...this.clientConfig(), connectionTimeoutMillis: connectTimeoutMs });
     client.on('error', () => {});
     try {
       await client.connect();

@@ -15,6 +15,13 @@ const CANCEL_RETRY_MS = 200;
 
 export interface WatchOptions {
   timeoutMs: number;
+  /** The timeout the error names, when timeoutMs is only what was left of it (a request's
+   * deadline: src/engines/deadline.ts). */
+  reportMs?: number;
+  /** On timeout, fail the calls waiting in run() at once (the request's time is up: a dead
+   * network must not add the cancel's connect and the grace to it); the cancel and, failing
+   * it, the abandon go on behind, and finish() waits for them before the connection is reused. */
+  answerAtTimeout?: boolean;
   /** Added to timeoutMs so the server's own timeout normally wins the race. */
   backstopMs: number;
   /** After the cancel request, how long to wait before abandoning the connection. */
@@ -40,6 +47,13 @@ export class StatementWatch {
    * its settled result, so a stream's run() per batch kept every batch alive (issue 7). */
   private readonly waiting = new Set<(err: DbqError) => void>();
   private hardStopError: DbqError | null = null;
+  /** Set when a timeout answered the waiters before the connection was settled (answerAtTimeout). */
+  private answered = false;
+  /** With answerAtTimeout, the work passed to run() and not settled yet: what finish() waits
+   * for after an early answer. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Ends finish()'s wait when the grace abandons the connection. */
+  private onAbandon: (() => void) | null = null;
   private readonly onAbort = () => this.stop('canceled');
 
   constructor(opts: WatchOptions) {
@@ -53,6 +67,12 @@ export class StatementWatch {
   run<T>(work: Promise<T>): Promise<T> {
     work.catch(() => {});
     if (this.hardStopError) return Promise.reject(this.hardStopError);
+    if (this.answered) return Promise.reject(this.error());
+    if (this.opts.answerAtTimeout) {
+      this.inFlight.add(work);
+      const settled = () => this.inFlight.delete(work);
+      work.then(settled, settled);
+    }
     return new Promise<T>((resolve, reject) => {
       this.waiting.add(reject);
       work.then(
@@ -86,19 +106,34 @@ export class StatementWatch {
       this.hardStopError = this.error();
       for (const reject of this.waiting) reject(this.hardStopError);
       this.waiting.clear();
+      this.onAbandon?.();
     }, this.opts.graceMs);
+    if (reason === 'timeout' && this.opts.answerAtTimeout) {
+      this.answered = true;
+      const err = this.error();
+      for (const reject of this.waiting) reject(err);
+      this.waiting.clear();
+    }
   }
 
   /** The error a stopped statement ends with, whatever the driver reported. */
   error(): DbqError {
-    return this.reason === 'canceled' ? new QueryCanceledError() : new QueryTimeoutError(this.opts.timeoutMs);
+    return this.reason === 'canceled' ? new QueryCanceledError() : new QueryTimeoutError(this.opts.reportMs ?? this.opts.timeoutMs);
   }
 
   /** Clear timers and wait for an in-flight cancel request, so it cannot land on the next
    * statement sent on the same connection. */
   async finish(): Promise<void> {
-    this.finished = true;
     clearTimeout(this.timer);
+    // Answered early: the statement may still be running, so the connection is not handed back
+    // until it ends (the cancel landed) or the grace abandons it.
+    if (this.answered && !this.abandoned && this.inFlight.size > 0) {
+      await new Promise<void>((resolve) => {
+        this.onAbandon = resolve;
+        void Promise.allSettled([...this.inFlight]).then(() => resolve());
+      });
+    }
+    this.finished = true;
     if (this.retryTimer) clearInterval(this.retryTimer);
     if (this.graceTimer) clearTimeout(this.graceTimer);
     this.opts.signal?.removeEventListener('abort', this.onAbort);

@@ -97,6 +97,7 @@ export async function openExport(svc: Services, principal: Principal, input: Exp
       // One row past the limit tells whether the result was cut.
       maxRows: maxRows + 1,
       signal: controller.signal,
+      deadline: q.deadline,
     });
   } catch (err) {
     unlink();

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { getConnectionFor } from '../access/grants.ts';
 import { assertRawAccess } from '../access/scope.ts';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, type Column, type Engine } from '../engines/engine.ts';
+import { Deadline } from '../engines/deadline.ts';
 import { statementController, type StopController, type StopSignal } from '../engines/stop.ts';
 import {
   DatabaseBusyError,
@@ -165,6 +166,9 @@ export interface PreparedQuery extends QueryIdentity {
   engine: Engine;
   /** Runs inside the engine's read-only mode. */
   readOnly: boolean;
+  /** Start + timeoutMs: the decision's catalog wait, the pool, the connect and the statement
+   * all end there (src/engines/deadline.ts). */
+  deadline: Deadline;
 }
 
 export interface HistoryExtra {
@@ -272,9 +276,10 @@ export function historyErrorOf(err: unknown): string {
 export async function prepareQuery(
   svc: Services,
   principal: Principal,
-  input: { connectionId: string; sql: string },
+  input: { connectionId: string; sql: string; timeoutMs?: number },
   opts: RunOptions,
 ): Promise<PreparedQuery> {
+  const deadline = new Deadline(input.timeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS);
   // Observed at once: an early refusal below must not leave it unhandled. Awaited further down.
   opts.admitted?.catch(() => {});
   if (input.sql.length > svc.config.maxSqlLength) {
@@ -295,7 +300,7 @@ export async function prepareQuery(
   const identity = { queryId: opts.queryId ?? newId('q'), principal, connection: row, sql: input.sql, source: opts.source, started, tool: opts.tool };
   let verdict: Verdict;
   try {
-    verdict = await decideStatement(reader, input.sql);
+    verdict = await decideStatement(reader, input.sql, deadline);
   } catch (err) {
     // The decision itself needed the database (its catalog, its compiler) and did not get it:
     // a failed query like any other, with its one history entry.
@@ -335,7 +340,7 @@ export async function prepareQuery(
       throw err;
     }
   }
-  return { ...q, engine: verdict.kind === 'read' ? reader : svc.pools.get(row), readOnly: verdict.kind === 'read' };
+  return { ...q, engine: verdict.kind === 'read' ? reader : svc.pools.get(row), readOnly: verdict.kind === 'read', deadline };
 }
 
 /** How a caller can stop a statement: a signal to follow, or a controller of its own. */
@@ -393,6 +398,7 @@ export async function executePrepared(
       maxRows: input.maxRows,
       maxBytes: svc.config.maxResultBytes,
       signal: controller.signal,
+      deadline: q.deadline,
     }),
   );
   // Listed from the start, the write's `running` entry included: GET /query/running, cancel and
