@@ -69,8 +69,8 @@ function rows(extra: Partial<CatalogRows> = {}): CatalogRows {
     casts: extra.casts ?? [],
     families: extra.families ?? [],
     relations: [
-      { oid: 9200, schema: 'public', name: 't', rowType: T_ROW, columnTypes: [], children: [], unsafeForeign: false, hasRules: false, viewCode: null, policyCode: null, planCode: null, writeCode: null },
-      { oid: 9201, schema: 'public', name: 'e', rowType: E_ROW, columnTypes: [EVIL], children: [], unsafeForeign: false, hasRules: false, viewCode: null, policyCode: null, planCode: null, writeCode: null },
+      { oid: 9200, schema: 'public', name: 't', rowType: T_ROW, columnTypes: [], children: [], indexFamilies: [], unsafeForeign: false, hasRules: false, viewCode: null, policyCode: null, planCode: null, writeCode: null },
+      { oid: 9201, schema: 'public', name: 'e', rowType: E_ROW, columnTypes: [EVIL], children: [], indexFamilies: [], unsafeForeign: false, hasRules: false, viewCode: null, policyCode: null, planCode: null, writeCode: null },
       ...(extra.relations ?? []),
     ],
   };
@@ -132,10 +132,25 @@ describe('code the planner reaches without it being written', () => {
     expect(findRefusal(catalog, refs({ operators: ['~~~'] }))).toMatchObject({ kind: 'operator' });
   });
 
-  it('an unsafe family on a built-in type refuses every read', () => {
+  it("an unsafe default operator class of a built-in type refuses every read", () => {
     const catalog = buildPostgresCatalog(rows({ families: [{ family: 501, types: [INT4], operators: [], procs: [11] }] }), collectors());
     expect(catalog.builtinUnsafe).toBe('pg_catalog.int4');
     expect(findRefusal(catalog, refs({}))).toMatchObject({ kind: 'type' });
+  });
+
+  it('an unsafe non-default operator class refuses the relations whose indexes use it, and its operators', () => {
+    const catalog = buildPostgresCatalog(
+      rows({
+        families: [{ family: 502, types: [], operators: [300], procs: [11] }],
+        operators: [op(300, '<<<', INT4, INT4, 1, { schema: 'public' })],
+        relations: [{ oid: 9203, schema: 'public', name: 'ix', rowType: 0, columnTypes: [], children: [], indexFamilies: [502], unsafeForeign: false, hasRules: false, viewCode: null, policyCode: null, planCode: null, writeCode: null }],
+      }),
+      collectors(),
+    );
+    expect(catalog.builtinUnsafe).toBeUndefined();
+    expect(findRefusal(catalog, refs({ relations: ['ix'] }))).toMatchObject({ kind: 'relation', name: 'ix' });
+    expect(findRefusal(catalog, refs({ operators: ['<<<'] }))).toMatchObject({ kind: 'operator' });
+    expect(findRefusal(catalog, refs({ operators: ['='], relations: ['t'] }))).toBeUndefined();
   });
 
   it("a domain over a built-in type is reached through a function taking it, and its check refuses", () => {
@@ -155,7 +170,7 @@ describe('code the planner reaches without it being written', () => {
     const catalog = buildPostgresCatalog(
       rows({
         types: [userType(9400, 'evilrange', { kind: 'r', rangeSubtype: INT4, rangeFunctions: [11] })],
-        relations: [{ oid: 9202, schema: 'public', name: 'r', rowType: 0, columnTypes: [9400], children: [], unsafeForeign: false, hasRules: false, viewCode: null, policyCode: null, planCode: null, writeCode: null }],
+        relations: [{ oid: 9202, schema: 'public', name: 'r', rowType: 0, columnTypes: [9400], children: [], indexFamilies: [], unsafeForeign: false, hasRules: false, viewCode: null, policyCode: null, planCode: null, writeCode: null }],
       }),
       collectors(),
     );

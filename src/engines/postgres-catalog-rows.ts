@@ -70,11 +70,12 @@ SELECT castsource::int8 AS source, casttarget::int8 AS target, castfunc::int8 AS
 
 // An operator family's members run when the planner sorts, groups, hashes, merges or scans an
 // index with it: for an operator it holds (ORDER BY … USING, merge and hash joins look the
-// operator's families up), and for the type of each of its operator classes (the type's own
-// sorting and hashing, an index's scans).
+// operator's families up), for the type of a default operator class of it (the type's own
+// sorting, grouping and hashing), and for a relation with an index or partition key using one
+// of its classes (RELATIONS' index_families).
 const FAMILIES = /* SQL */ `
 SELECT f.oid::int8 AS family,
-       (SELECT string_agg(DISTINCT opcintype::int8::text, ',') FROM pg_opclass WHERE opcfamily = f.oid) AS types,
+       (SELECT string_agg(DISTINCT opcintype::int8::text, ',') FROM pg_opclass WHERE opcfamily = f.oid AND opcdefault) AS types,
        (SELECT string_agg(amopopr::int8::text, ',') FROM pg_amop WHERE amopfamily = f.oid) AS operators,
        (SELECT string_agg(amproc::oid::int8::text, ',') FROM pg_amproc WHERE amprocfamily = f.oid) AS procs
 FROM pg_opfamily f`;
@@ -93,6 +94,10 @@ SELECT c.oid::int8 AS oid, n.nspname AS schema, c.relname AS name, c.reltype::in
         JOIN pg_type at ON at.oid = a.atttypid JOIN pg_namespace an ON an.oid = at.typnamespace
         WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND an.nspname NOT IN ${BUILTIN_SCHEMAS}) AS column_types,
        (SELECT string_agg(i.inhrelid::int8::text, ',') FROM pg_inherits i WHERE i.inhparent = c.oid) AS children,
+       (SELECT string_agg(DISTINCT oc.opcfamily::int8::text, ',') FROM (
+          SELECT unnest(ix.indclass::oid[]) FROM pg_index ix WHERE ix.indrelid = c.oid
+          UNION ALL SELECT unnest(pt.partclass::oid[]) FROM pg_partitioned_table pt WHERE pt.partrelid = c.oid) AS k(opclass)
+        JOIN pg_opclass oc ON oc.oid = k.opclass) AS index_families,
        c.relkind = 'f' AND NOT EXISTS (
          SELECT 1 FROM pg_foreign_table ft JOIN pg_foreign_server fs ON fs.oid = ft.ftserver
          JOIN pg_foreign_data_wrapper w ON w.oid = fs.srvfdw
@@ -215,6 +220,7 @@ export function parseCatalogRows(text: CatalogText): CatalogRows {
       rowType: Number(r.row_type),
       columnTypes: oids(r.column_types),
       children: oids(r.children),
+      indexFamilies: oids(r.index_families),
       unsafeForeign: flag(r.unsafe_foreign),
       hasRules: flag(r.has_rules),
       viewCode: str(r.view_code),

@@ -140,7 +140,9 @@ function classifyStatementNode(node: PgNode): Verdict {
       // Planning a write folds the target's defaults and plans its rules (read-policy.ts).
       const target = isNode(planned[1].relation) ? relationName(planned[1].relation) : undefined;
       if (target === undefined) return writeVerdict('EXPLAIN', 'The target of the planned write could not be checked');
+      // The target is an inline RangeVar (no `RangeVar` key for the walk to see): it is read too.
       refs.writeTargets.add(target);
+      refs.relations.add(target);
       const reason = findNonReadReason(planned[1], refs, true);
       return reason === undefined ? { ...readVerdict('EXPLAIN'), references: refs.result() } : writeVerdict('EXPLAIN', reason);
     }

@@ -112,7 +112,7 @@ export interface CatalogCastRow {
 
 export interface CatalogFamilyRow {
   family: number;
-  /** The input types of its operator classes. */
+  /** The input types of its default operator classes. */
   types: number[];
   operators: number[];
   procs: number[];
@@ -127,6 +127,8 @@ export interface CatalogRelationRow {
   columnTypes: number[];
   /** Inheritance children and partitions: reading it reads them. */
   children: number[];
+  /** Operator families of its indexes' and partition key's operator classes. */
+  indexFamilies: number[];
   /** A foreign table of a wrapper that is not vetted to only read. */
   unsafeForeign: boolean;
   /** Rewrite rules other than a view's: a plan-only write plans their actions. */
@@ -219,6 +221,8 @@ export interface PostgresCatalog {
   relations: ReadonlyMap<string, RelationEntry[]>;
   /** A built-in type whose values run unsafe code: every read is refused. */
   builtinUnsafe?: string;
+  /** Operator families with an unsafe member (used while judging; emptied when compacted). */
+  unsafeFamilies: ReadonlySet<number>;
 }
 
 export interface Refusal {
@@ -499,6 +503,7 @@ function compact(catalog: PostgresCatalog): PostgresCatalog {
     coerceEdges: edges(catalog.coerceEdges),
     alwaysCoercible: new Set(keep([...catalog.alwaysCoercible])),
     relations,
+    unsafeFamilies: new Set(),
   };
 }
 
@@ -547,20 +552,18 @@ function assemble(rows: CatalogRows, shape: Shape, parsed: Parsed, safe: Readonl
     if (codeUnsafe || estimatorUnsafe) groupUnsafe.add(find(row.oid));
     if ((codeUnsafe && volatility.get(row.code) !== 'v') || estimatorUnsafe) groupFoldUnsafe.add(find(row.oid));
   }
-  // A family with an unsafe member makes every operator in it unsafe (sorting or joining by one
-  // runs the family's support functions), which may make the families of those unsafe too.
+  // Sorting, merging or hashing by an operator (ORDER BY … USING, merge and hash joins, hashed
+  // IN lists) runs the support functions of a family holding it: an unsafe one makes every
+  // operator in that family unsafe. A family is unsafe for its types and indexes when its
+  // support functions or its operators' own code are (the planner runs both); an operator made
+  // unsafe only by another family does not spread further.
+  const ownUnsafe = new Set(groupUnsafe);
   const unsafeFamilies = new Set<number>();
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const family of rows.families) {
-      if (unsafeFamilies.has(family.family)) continue;
-      const members = family.operators.map((oid) => (operatorsByOid.has(oid) ? find(oid) : -1));
-      if (members.some((group) => group === -1 || groupUnsafe.has(group)) || family.procs.some((oid) => !safe.has(oid))) {
-        unsafeFamilies.add(family.family);
-        for (const group of members) if (group !== -1) groupUnsafe.add(group);
-        changed = true;
-      }
-    }
+  for (const family of rows.families) {
+    const procsUnsafe = family.procs.some((oid) => !safe.has(oid));
+    const members = family.operators.map((oid) => (operatorsByOid.has(oid) ? find(oid) : -1));
+    if (procsUnsafe || members.some((group) => group === -1 || ownUnsafe.has(group))) unsafeFamilies.add(family.family);
+    if (procsUnsafe) for (const group of members) if (group !== -1) groupUnsafe.add(group);
   }
   const unsafeOperators = new Set(rows.operators.filter((row) => groupUnsafe.has(find(row.oid))).map((row) => row.oid));
   const operators = new Map<string, NameEntry>();
@@ -615,6 +618,7 @@ function assemble(rows: CatalogRows, shape: Shape, parsed: Parsed, safe: Readonl
     unsafeCastTargets,
     relations: new Map<string, RelationEntry[]>(),
     builtinUnsafe: undefined as string | undefined,
+    unsafeFamilies,
   } satisfies PostgresCatalog;
   const own = new Set(unsafeTypeOids);
   markUnsafeTypes(rows, shape, parsed, catalog, unsafeTypeOids, own);
@@ -688,7 +692,9 @@ function markRelations(rows: CatalogRows, shape: Shape, parsed: Parsed, catalog:
       if (entry.unsafe !== undefined) continue;
       const code = parsed.relations.get(r.oid);
       const why =
-        r.children.some((oid) => entries.get(oid)?.unsafe !== undefined)
+        r.indexFamilies.some((family) => catalog.unsafeFamilies.has(family))
+          ? 'has an index or partition key whose operator class runs code that may have side effects'
+          : r.children.some((oid) => entries.get(oid)?.unsafe !== undefined)
           ? 'reads a partition or child table whose reading reaches code that may have side effects'
           : code?.view !== undefined && findRefusal(catalog, code.view, 'run') !== undefined
             ? 'is a view whose query reaches code that may have side effects'
@@ -712,6 +718,21 @@ function markRelations(rows: CatalogRows, shape: Shape, parsed: Parsed, catalog:
       entry.writeUnsafe = 'has column defaults or generated columns the planner evaluates, reaching code that may have side effects';
     } else if (r.columnTypes.some(domainDefaultUnsafe)) {
       entry.writeUnsafe = 'has a column whose domain default the planner evaluates, reaching code that may have side effects';
+    }
+  }
+  // A write into an auto-updatable view is a write into what it reads: its defaults, rules and
+  // generated columns apply once the view is expanded.
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const r of rows.relations) {
+      const entry = entries.get(r.oid)!;
+      const view = parsed.relations.get(r.oid)?.view;
+      if (entry.writeUnsafe !== undefined || view === undefined) continue;
+      const base = view.relations.flatMap((name) => catalog.relations.get(name) ?? []).find((b) => b.writeUnsafe !== undefined);
+      if (base !== undefined) {
+        entry.writeUnsafe = `is a view over a relation that ${base.writeUnsafe!}`;
+        changed = true;
+      }
     }
   }
 }
