@@ -1,0 +1,75 @@
+// The rooms of src/ and what each may import (ARCHITECTURE.md, "Rooms"). `npm run depcheck`
+// fails on any violation that is not in .dependency-cruiser-known-violations.json, the
+// baseline of what the code did when the check arrived (issue 25). The Architecture v2
+// restructuring removes those; after each removal, `npm run depcheck:baseline` rewrites the
+// baseline so it can only shrink by hand-review, never grow unnoticed.
+//
+//   doors   src/cli, src/http, src/mcp, src/web          no door imports another door
+//   root    src/services.ts                              builds core; imports no door
+//   core    src/query, access, sql, history, ai, limits,
+//           workspaces, connections                      imports no door
+//   bottom  src/engines, src/store                       imports no core, no door, not root
+//   base    src/*.ts but services.ts, src/sample         imports nothing of ours but base
+//
+// Layer rules count type-only imports too (a type from a door is still knowledge of the door);
+// the cycle rule follows runtime imports only (`import type` is erased, so it cannot make a
+// load-order cycle).
+
+const DOORS = '^src/(cli|http|mcp|web)/';
+const CORE = '^src/(query|access|sql|history|ai|limits|workspaces|connections)/';
+const BOTTOM = '^src/(engines|store)/';
+const ROOT = '^src/services\\.ts$';
+const BASE = '^src/([^/]+\\.(ts|mjs)|sample/)';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'door-to-door',
+      severity: 'error',
+      comment: 'A door (cli, http, mcp, web) imports another door. Move what both need below the doors (core, or a neutral room).',
+      from: { path: '^src/(cli|http|mcp|web)/' },
+      to: { path: DOORS, pathNot: '^src/$1/' },
+    },
+    {
+      name: 'core-to-door',
+      severity: 'error',
+      comment: 'Core (or the composition root) imports a door. Doors call core, never the other way.',
+      from: { path: [CORE, ROOT] },
+      to: { path: DOORS },
+    },
+    {
+      name: 'bottom-to-upper',
+      severity: 'error',
+      comment: 'engines/ or store/ imports core, a door or services.ts. Pass what they need in as arguments.',
+      from: { path: BOTTOM },
+      to: { path: [CORE, DOORS, ROOT] },
+    },
+    {
+      name: 'base-to-room',
+      severity: 'error',
+      comment: 'A shared top-level module (config, errors, ids, logger, …) imports a room. Base modules sit below everything.',
+      from: { path: BASE, pathNot: ROOT },
+      to: { path: [DOORS, CORE, BOTTOM, ROOT] },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'A runtime import cycle. Type-only imports are not followed.',
+      from: { path: '^src/' },
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    includeOnly: '^src/',
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.mjs', '.js', '.json'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
