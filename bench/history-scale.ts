@@ -9,6 +9,9 @@
 //   - listHistory (the function GET history runs) for the first page, each filter, a time
 //     window, a reader's own entries and a deep keyset page: median of --runs runs;
 //   - the first page and one filter through HTTP (an in-process server, a real key);
+//   - searches through HTTP, the server's own path (on SQLite, a worker thread: issue 24 item
+//     6), and in-thread (listHistory on the event loop, the path before it), index on and off:
+//     latency beside the event loop's longest hold while they run and /healthz polled;
 //   - history retention (pruneHistory, batches by id range) over the oldest ~10%, while one
 //     client writes history entries one after another: their latency p50/p99 during the run,
 //     against the same loop without retention.
@@ -25,7 +28,7 @@ import pg from 'pg';
 import { cliActor } from '../src/access/audit.ts';
 import { loadConfig } from '../src/config.ts';
 import { listHistory, postgresSearchConditions, pruneHistory, writeHistory, type HistoryQuery } from '../src/history/history.ts';
-import { indexHistoryBatch, startSearchIndexer } from '../src/history/search-index.ts';
+import { indexHistoryBatch, startSearchIndexer, type SearchIndexer } from '../src/history/search-index.ts';
 import { buildApp } from '../src/http/app.ts';
 import { frontDoors } from '../src/http/front-doors.ts';
 import { createLogger } from '../src/logger.ts';
@@ -36,6 +39,7 @@ import { createWorkspace, getWorkspace } from '../src/workspaces/workspaces.ts';
 import { freshPostgresDatabase, tempDir } from '../test/support/databases.ts';
 import { option } from './support/args.ts';
 import { percentile } from './support/load.ts';
+import { watchLoop } from './support/loop-hold.ts';
 
 const ROWS = Number(option('rows', '10000000'));
 const RUNS = Number(option('runs', '7'));
@@ -256,6 +260,95 @@ async function timeHttp(s: Setup): Promise<Array<{ label: string; ms: number }>>
   }
 }
 
+interface HoldRow {
+  search: string;
+  index: string;
+  path: string;
+  runs: number;
+  ms: number;
+  entries: number;
+  /** The page ended at the walk's budget, with a cursor to go on (history-walk.ts). */
+  partial: boolean;
+  wallMs: number;
+  heldMs: number | null;
+  healthzMs: number;
+}
+
+/** `runs` searches one after another while the event loop is watched and /healthz polled. */
+async function measureHold(base: string, runs: number, search: () => Promise<{ entries: number; partial: boolean }>): Promise<Omit<HoldRow, 'search' | 'index' | 'path'>> {
+  let done = false;
+  let healthzMs = 0;
+  const poll = (async () => {
+    while (!done) {
+      const t = performance.now();
+      await (await fetch(`${base}/healthz`)).arrayBuffer();
+      healthzMs = Math.max(healthzMs, performance.now() - t);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  const stop = watchLoop();
+  const times: number[] = [];
+  let last = { entries: 0, partial: false };
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    last = await search();
+    times.push(performance.now() - t);
+    // A tick of the watch after each search, so that a search that held the loop is counted.
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const hold = stop();
+  done = true;
+  await poll;
+  return { runs, ms: median(times), ...last, ...hold, healthzMs };
+}
+
+/** The SQLite search index as if off (or far behind): every entry past its watermark. */
+async function indexAsIfOff(s: Setup): Promise<() => Promise<void>> {
+  const { rows } = await sql<{ indexed_rowid: number; indexed_id: string | null }>`select indexed_rowid, indexed_id from query_history_search_state where id = 1`.execute(s.svc.db);
+  await sql`update query_history_search_state set indexed_rowid = 0, indexed_id = null where id = 1`.execute(s.svc.db);
+  return async () => {
+    await sql`update query_history_search_state set indexed_rowid = ${rows[0].indexed_rowid}, indexed_id = ${rows[0].indexed_id} where id = 1`.execute(s.svc.db);
+  };
+}
+
+/** Searches over HTTP (the server's path) and in-thread (the path before issue 24 item 6),
+ * with the longest event-loop hold while each runs. In-thread with the index off walks the
+ * whole history on the loop: one run each. */
+async function searchHolds(s: Setup): Promise<HoldRow[]> {
+  const app = await buildApp(s.svc, frontDoors());
+  const base = await app.listen({ port: 0, host: '127.0.0.1' });
+  const out: HoldRow[] = [];
+  try {
+    await s.svc.historyReader?.warm();
+    const modes = s.svc.store.kind === 'sqlite' ? ['on', 'off'] : ['pg_trgm'];
+    for (const index of modes) {
+      const restore = index === 'off' ? await indexAsIfOff(s) : null;
+      try {
+        for (const search of ['rare_audit_trail', 'id = 99999', 'zz_nowhere']) {
+          const http = await measureHold(base, RUNS, async () => {
+            const res = await fetch(`${base}/w/bench/api/query/history?limit=50&search=${encodeURIComponent(search)}`, { headers: { authorization: `Bearer ${s.adminKey}` } });
+            const body = (await res.json()) as { data: { entries: unknown[]; nextCursor: string | null } };
+            if (res.status !== 200) throw new Error(`search ${search}: ${res.status}`);
+            return { entries: body.data.entries.length, partial: body.data.entries.length < 50 && body.data.nextCursor !== null };
+          });
+          out.push({ search, index, path: s.svc.historyReader ? 'HTTP, worker thread' : 'HTTP', ...http });
+          if (!s.svc.historyReader) continue;
+          const inThread = await measureHold(base, index === 'off' ? 1 : RUNS, async () => {
+            const page = await listHistory(s.svc.db, s.admin, { limit: 50, search } as HistoryQuery);
+            return { entries: page.entries.length, partial: false };
+          });
+          out.push({ search, index, path: 'in-thread (before)', ...inThread });
+        }
+      } finally {
+        await restore?.();
+      }
+    }
+  } finally {
+    await app.close();
+  }
+  return out;
+}
+
 /** One writer appending history entries one after another until `until` resolves. */
 async function insertLatencies(s: Setup, until: Promise<unknown>): Promise<number[]> {
   let done = false;
@@ -272,7 +365,7 @@ async function insertLatencies(s: Setup, until: Promise<unknown>): Promise<numbe
   return times.sort((a, b) => a - b);
 }
 
-async function retention(s: Setup): Promise<{ baseline: number[]; during: number[]; deleted: number; seconds: number }> {
+async function retention(s: Setup): Promise<{ baseline: number[]; during: number[]; deleted: number; seconds: number; indexer: SearchIndexer['stats'] | null }> {
   // As in `dbq serve`: on SQLite the search indexer runs beside the writes and retention (it
   // indexes the writer's entries and drops the partitions retention empties).
   const indexer = s.svc.store.kind === 'sqlite' ? startSearchIndexer(s.svc.db) : null;
@@ -285,7 +378,7 @@ async function retention(s: Setup): Promise<{ baseline: number[]; during: number
   await indexer?.catchUp();
   await indexer?.stop();
   if (indexer) process.stderr.write(`search indexer beside the writer and retention: ${JSON.stringify(indexer.stats)}\n`);
-  return { baseline, during, deleted, seconds: (performance.now() - t) / 1000 };
+  return { baseline, during, deleted, seconds: (performance.now() - t) / 1000, indexer: indexer?.stats ?? null };
 }
 
 /** The SQLite search index's cost per entry as the server pays it: entries written by
@@ -354,6 +447,7 @@ async function main(): Promise<void> {
       process.stderr.write(`\n${kind}: loaded in ${gen.loadSeconds.toFixed(0)} s, indexes in ${gen.indexSeconds.toFixed(0)} s\n`);
       const cases = await timeCases(env.setup);
       const overHttp = await timeHttp(env.setup);
+      const holds = await searchHolds(env.setup);
       const plan = kind === 'postgres' ? await explainRare(env.setup, env.storeUrl!) : [];
       const indexCost = kind === 'sqlite' ? await searchIndexCost(env.setup) : null;
       const r = await retention(env.setup);
@@ -366,6 +460,16 @@ async function main(): Promise<void> {
         ...cases.map((c) => `| ${c.label} | ${c.ms.toFixed(2)} | ${c.entries} | ${c.ms < 20 ? 'yes' : '**no**'} |`),
         ...overHttp.map((c) => `| ${c.label} | ${c.ms.toFixed(2)} | 50 | ${c.ms < 20 ? 'yes' : '**no**'} |`),
         '',
+        'Searches and the event loop (issue 24 item 6): latency, and the longest the loop went without turning while they ran, beside /healthz polled every 5 ms.',
+        '"held": the gap less the main thread\'s waits for a core (Linux schedstat); "wall" includes them (other load on shared cores).',
+        '',
+        '| search | index | path | runs | ms (median) | entries | loop held max ms | loop wall max ms | /healthz max ms |',
+        '|---|---|---|---:|---:|---:|---:|---:|---:|',
+        ...holds.map(
+          (h) =>
+            `| ${h.search} | ${h.index} | ${h.path} | ${h.runs} | ${h.ms.toFixed(1)} | ${h.entries}${h.partial ? ' (budget, cursor)' : ''} | ${h.heldMs?.toFixed(1) ?? '-'} | ${h.wallMs.toFixed(1)} | ${h.healthzMs.toFixed(1)} |`,
+        ),
+        '',
         ...(indexCost
           ? [`Search index (SQLite): ${indexCost.entries.toLocaleString('en')} new entries indexed in batches of ${indexCost.batch}: ${indexCost.usPerEntry.toFixed(1)} µs per entry.`, '']
           : []),
@@ -377,6 +481,9 @@ async function main(): Promise<void> {
         '|---|---:|---:|---:|---:|',
         `| without retention | ${r.baseline.length} | ${percentile(r.baseline, 50).toFixed(2)} | ${percentile(r.baseline, 99).toFixed(2)} | ${r.baseline[r.baseline.length - 1].toFixed(2)} |`,
         `| during retention | ${r.during.length} | ${percentile(r.during, 50).toFixed(2)} | ${percentile(r.during, 99).toFixed(2)} | ${r.during[r.during.length - 1]?.toFixed(2)} |`,
+        ...(r.indexer
+          ? ['', `Search indexer beside them, on the event loop (batches aimed at 5 ms): ${r.indexer.batches} batches, ${r.indexer.entries.toLocaleString('en')} entries, longest batch ${r.indexer.maxBatchMs.toFixed(1)} ms.`]
+          : []),
       ];
       lines.push(...section);
       process.stderr.write(`${section.join('\n')}\n`);

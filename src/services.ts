@@ -13,6 +13,7 @@ import type { Engine, EngineConfig } from './engines/engine.ts';
 import { createEngine } from './engines/index.ts';
 import { createLimits, type Limits } from './limits/limits.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { openHistoryReader, type HistoryReader } from './history/history-reader.ts';
 import type { ConnectionRow, Database } from './store/schema.ts';
 import { openStore, type Store } from './store/store.ts';
 import { createPrivateDir, tightenDataDir } from './store/private-files.ts';
@@ -37,6 +38,9 @@ export interface Services {
   asyncQueries: AsyncQueries;
   /** Plan and failed-authentication rate limits (shared through Redis when configured). */
   limits: Limits;
+  /** SQLite store: reads history pages that walk on worker threads; null on PostgreSQL,
+   * whose walks run in its own backend. */
+  historyReader: HistoryReader | null;
 }
 
 export interface ServiceOptions {
@@ -75,7 +79,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     budgetBytes: Math.max(DEFAULT_BUDGET_BYTES, 2 * config.maxResultBytes),
     logger,
   });
-  return { config, store, db: store.db, secretBox, pools, logger, createEngine: engineFactory, connectionTargets, onWrite: new Set(), running: new RunningQueries(), asyncQueries, limits };
+  // No thread starts until a page needs one: CLI commands open services too.
+  const historyReader = store.kind === 'sqlite' ? await openHistoryReader(store.db) : null;
+  return { config, store, db: store.db, secretBox, pools, logger, createEngine: engineFactory, connectionTargets, onWrite: new Set(), running: new RunningQueries(), asyncQueries, limits, historyReader };
 }
 
 /** Rows reach the pools from getConnectionRow, which brings the workspace's slug along. */
@@ -89,5 +95,6 @@ export async function closeServices(svc: Services): Promise<void> {
   svc.asyncQueries.close();
   await svc.pools.closeAll();
   await svc.limits.close();
+  await svc.historyReader?.close();
   await svc.store.close();
 }

@@ -6,16 +6,16 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /** `entry` is the worker module's .ts URL relative to the caller, e.g.
- * `new URL('./classify-worker.ts', import.meta.url)`. */
-export function startModuleWorker(entry: URL): Worker {
+ * `new URL('./classify-worker.ts', import.meta.url)`; `options` (workerData…) are the Worker's. */
+export function startModuleWorker(entry: URL, options: Omit<WorkerOptions, 'eval'> = {}): Worker {
   const source = import.meta.url.endsWith('.ts');
-  if (!source) return new Worker(new URL(entry.href.replace(/\.ts$/, '.js')));
+  if (!source) return new Worker(new URL(entry.href.replace(/\.ts$/, '.js')), options);
   // tsx's ESM entry (its CommonJS one cannot register in a worker).
   const tsxRoot = path.dirname(createRequire(import.meta.url).resolve('tsx/package.json'));
   const tsx = pathToFileURL(path.join(tsxRoot, 'dist/esm/api/index.mjs')).href;
   const boot = `import(${JSON.stringify(tsx)}).then(({ tsImport }) => tsImport(${JSON.stringify(entry.href)}, ${JSON.stringify(import.meta.url)}))`;
-  return new Worker(boot, { eval: true });
+  return new Worker(boot, { ...options, eval: true });
 }

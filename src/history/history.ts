@@ -9,6 +9,7 @@ import { firstIdAt, newId, nowIso } from '../ids.ts';
 import type { Database, HistoryRow } from '../store/schema.ts';
 import { writeHistoryBatch } from '../store/history-writer.ts';
 import { searchIndexApplies, searchWithIndex } from './search-index.ts';
+import { walkHistory } from './history-walk.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 
 export type HistoryStatus = HistoryRow['status'];
@@ -268,18 +269,76 @@ const ID_CLOCK_SLACK_MS = 60_000;
 /** An id's time prefix holds 10 base32 digits (ms < 2^50, the year 37000-odd). */
 const idBound = (ms: number) => firstIdAt('h', Math.min(Math.max(0, ms), 2 ** 50 - 1));
 
+/** Whose entries a read may return: the part of a Principal the listing needs, as plain data
+ * (it crosses to the history reader's worker thread, src/history/history-reader.ts). */
+export interface HistoryScope {
+  workspaceId: string;
+  /** Readers see their own entries only; admins (null) see the workspace's. */
+  userId: string | null;
+  /** A key scoped to some connections sees the entries of those connections only. */
+  connections: string[] | null;
+}
+
+export function historyScope(principal: Principal): HistoryScope {
+  const scoped = principal.apiKey?.scope?.connections;
+  return { workspaceId: principal.workspace.id, userId: principal.user.role === 'admin' ? null : principal.user.id, connections: scoped ? [...scoped] : null };
+}
+
+export interface HistoryPage {
+  /** Newest first: up to limit + 1 (one more tells that a next page exists). */
+  rows: HistoryRow[];
+  /** Set when a walk stopped at its budget (history-walk.ts): the page continues below it. */
+  resumeBelow: string | null;
+}
+
+/** Reads the pages of the SQLite store that may walk (walksHistory) off the event loop:
+ * src/history/history-reader.ts. */
+export interface HistoryPageReader {
+  read(scope: HistoryScope, query: HistoryQuery): Promise<HistoryPage>;
+}
+
 export async function listHistory(
   db: Kysely<Database>,
   principal: Principal,
   query: HistoryQuery,
+  opts: { reader?: HistoryPageReader | null } = {},
 ): Promise<{ entries: HistoryEntry[]; nextCursor: string | null }> {
+  // Refused here, before anything is handed to a worker thread.
+  if (query.cursor) decodeCursor(query.cursor);
+  const scope = historyScope(principal);
+  const { rows, resumeBelow } = opts.reader && walksHistory(scope, query) ? await opts.reader.read(scope, query) : await selectHistoryPage(db, scope, query);
+  const page = rows.slice(0, query.limit).map(toEntry);
+  const nextCursor = rows.length > query.limit ? encodeCursor(page[page.length - 1].id) : resumeBelow === null ? null : encodeCursor(resumeBelow);
+  return { entries: page, nextCursor };
+}
+
+/** Whether a page may walk entries it does not return: a search, a time window (created_at is
+ * tested entry by entry within ID_CLOCK_SLACK_MS of each bound), or more than one equality
+ * (the reader, the key's connections, each filter) where each index covers one (migration
+ * 0008). Any other page is one index seek of limit + 1 entries. */
+export function walksHistory(scope: HistoryScope, query: HistoryQuery): boolean {
+  if (query.search || query.since || query.until) return true;
+  const equalities = [scope.userId, query.connectionId, query.status, query.source].filter((v) => v !== null && v !== undefined).length;
+  return equalities + (scope.connections?.length ?? 0) > 1;
+}
+
+/**
+ * The rows of a page. On PostgreSQL one statement (the walk runs in its backend). On SQLite a
+ * page that walksHistory is read by the trigram index when it can serve it (search-index.ts),
+ * and otherwise in bounded slices (history-walk.ts), which stop once `budgetMs` is spent (no
+ * limit unless given: the history reader's worker gives one).
+ */
+export async function selectHistoryPage(
+  db: Kysely<Database>,
+  scope: HistoryScope,
+  query: HistoryQuery,
+  opts: { budgetMs?: number } = {},
+): Promise<HistoryPage> {
+  const started = performance.now();
   const cursor = query.cursor ? decodeCursor(query.cursor) : undefined;
-  let q = db.selectFrom('query_history').selectAll().where('workspace_id', '=', principal.workspace.id);
-  // Readers see their own entries only; admins see the workspace's.
-  if (principal.user.role !== 'admin') q = q.where('user_id', '=', principal.user.id);
-  // A key scoped to some connections sees the entries of those connections only.
-  const scoped = principal.apiKey?.scope?.connections;
-  if (scoped) q = scoped.length ? q.where('connection_id', 'in', scoped) : q.where(sql<boolean>`1 = 0`);
+  let q = db.selectFrom('query_history').selectAll().where('workspace_id', '=', scope.workspaceId);
+  if (scope.userId !== null) q = q.where('user_id', '=', scope.userId);
+  if (scope.connections) q = scope.connections.length ? q.where('connection_id', 'in', scope.connections) : q.where(sql<boolean>`1 = 0`);
   if (cursor) q = q.where('id', '<', cursor);
   if (query.connectionId) {
     // An id or a name, never both: ids start with conn_ and names may not (connections.ts).
@@ -292,32 +351,47 @@ export async function listHistory(
   if (query.source) q = q.where('source', '=', query.source);
   // created_at and the id's time prefix are written together (ids.ts), so the time bounds
   // are also id bounds the keyset index can start and stop at; created_at stays exact.
+  let floor: string | null = null;
   if (query.since) {
     const since = new Date(query.since);
-    q = q.where('created_at', '>=', since.toISOString()).where('id', '>=', idBound(since.getTime() - ID_CLOCK_SLACK_MS));
+    floor = idBound(since.getTime() - ID_CLOCK_SLACK_MS);
+    q = q.where('created_at', '>=', since.toISOString()).where('id', '>=', floor);
   }
+  let ceiling = cursor;
   if (query.until) {
     const until = new Date(query.until);
-    q = q.where('created_at', '<', until.toISOString()).where('id', '<', idBound(until.getTime() + ID_CLOCK_SLACK_MS));
+    const bound = idBound(until.getTime() + ID_CLOCK_SLACK_MS);
+    q = q.where('created_at', '<', until.toISOString()).where('id', '<', bound);
+    if (ceiling === undefined || bound < ceiling) ceiling = bound;
   }
-  let rows: HistoryRow[] | null = null;
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   if (query.search) {
     const needle = query.search.toLowerCase();
-    if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    if (postgres) {
       for (const condition of postgresSearchConditions(needle)) q = q.where(condition);
     } else {
       // ESCAPE spelled out: SQLite has no default LIKE escape character.
       const pattern = `%${needle.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
       const matches = sql<boolean>`lower(${sql.ref('sql')}) like ${pattern} escape '\\'`;
       // The trigram index narrows the walk to candidates (search-index.ts).
-      if (searchIndexApplies(db, query.search)) rows = await searchWithIndex(db, q, { search: query.search, matches, limit: query.limit, cursor });
+      if (searchIndexApplies(db, query.search)) {
+        const rows = await searchWithIndex(db, q, { search: query.search, matches, limit: query.limit, cursor });
+        if (rows) return { rows, resumeBelow: null };
+      }
       q = q.where(matches);
     }
   }
-  rows ??= await q.orderBy('id', 'desc').limit(query.limit + 1).execute();
-  const page = rows.slice(0, query.limit).map(toEntry);
-  const nextCursor = rows.length > query.limit ? encodeCursor(page[page.length - 1].id) : null;
-  return { entries: page, nextCursor };
+  if (postgres || !walksHistory(scope, query)) return { rows: await q.orderBy('id', 'desc').limit(query.limit + 1).execute(), resumeBelow: null };
+  // The walk stops at the workspace's oldest entry (one seek of its keyset index).
+  const oldest = await db.selectFrom('query_history').select((eb) => eb.fn.min('id').as('id')).where('workspace_id', '=', scope.workspaceId).executeTakeFirst();
+  if (!oldest?.id) return { rows: [], resumeBelow: null };
+  return walkHistory(q, {
+    want: query.limit + 1,
+    below: ceiling,
+    floor: floor !== null && floor > oldest.id ? floor : oldest.id,
+    budgetMs: opts.budgetMs ?? Infinity,
+    started,
+  });
 }
 
 /** PostgreSQL's search conditions for a lower-cased text. Exact: strpos, a plain substring

@@ -228,16 +228,25 @@ export interface SearchIndexer {
 /**
  * Keeps the index caught up on the event loop's thread (better-sqlite3 is synchronous): every
  * `intervalMs`, batches sized to take about `sliceMs` each, yielding between them, so a
- * request waits at most one slice for it.
+ * request waits about one slice for it — longer when FTS5 merges segments inside a batch.
+ *
+ * Not on a worker thread of its own (issue 24 item 6, measured with 8 clients writing history
+ * and the indexer catching up 30k entries): a second connection that writes is a second
+ * writer, and SQLite has one write lock. While the worker held it, the event loop slept in the
+ * server connection's busy handler at its next history commit (longest hold 79–117 ms, against
+ * 33–68 ms with the batches on the loop and 28–49 ms with no indexer at all, on two shared
+ * cores), and a store transaction that read before it wrote failed outright with SQLITE_BUSY
+ * when the worker committed in between (107–147 of ~900).
+ * The batches can leave the loop together with the store's other writes, on one writer.
  */
 export function startSearchIndexer(
   db: Kysely<Database>,
   opts: { intervalMs?: number; sliceMs?: number; onError?: (err: unknown) => void } = {},
 ): SearchIndexer {
-  // Like retention's batches, ~10 ms a statement: bigger batches cost less per entry (FTS5
-  // writes a segment per transaction), and a second of lag is a short walk for a search.
+  // ~5 ms a batch: bigger batches cost less per entry (FTS5 writes a segment per transaction),
+  // but each is a hold of the event loop; a second of lag is a short walk for a search.
   const intervalMs = opts.intervalMs ?? 1000;
-  const sliceMs = opts.sliceMs ?? 10;
+  const sliceMs = opts.sliceMs ?? 5;
   let batch = 200;
   let running: Promise<number> | null = null;
   const stats = { batches: 0, entries: 0, maxBatchMs: 0 };

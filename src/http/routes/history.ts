@@ -17,6 +17,6 @@ export function historyRoutes(app: FastifyInstance, svc: Services, { hide }: Rou
     },
   }, async (request) => {
     const principal = principalOf(request);
-    return ok(await listHistory(svc.db, principal, parseInput(historyQuerySchema, request.query)));
+    return ok(await listHistory(svc.db, principal, parseInput(historyQuerySchema, request.query), { reader: svc.historyReader }));
   });
 }

@@ -25,5 +25,5 @@ export const getQueryHistoryTool: DbqTool<typeof inputSchema, typeof outputSchem
   ].join(' '),
   inputSchema,
   outputSchema,
-  handler: (svc) => async (args, { principal }) => listHistory(svc.db, principal, historyQuerySchema.parse(args)),
+  handler: (svc) => async (args, { principal }) => listHistory(svc.db, principal, historyQuerySchema.parse(args), { reader: svc.historyReader }),
 };

@@ -35,7 +35,7 @@ export function consoleApiRoutes(app: FastifyInstance, svc: Services): void {
   app.get('/history', { schema }, async (request) => {
     const p = webPrincipal(request);
     const { limit } = parseInput(historyQuery, request.query);
-    return ok(await listHistory(svc.db, ownView(p), { limit }));
+    return ok(await listHistory(svc.db, ownView(p), { limit }, { reader: svc.historyReader }));
   });
 
   app.post('/ai/generate', { schema, config }, async (request, reply) => {
