@@ -73,7 +73,9 @@ export const SETTINGS = {
   DBQ_CONNECTION_TEST_TIMEOUT_MS: { schema: int(5000, 100, 60_000), doc: 'Bound on `POST /connections/test`.' },
   DBQ_CONNECTION_TARGETS: { schema: connectionTargets, doc: 'Comma-separated IPs, CIDRs and host names that connections and connection tests may reach (`10.0.0.0/8,db.internal`); every address a host resolves to must be listed. Unset: any host.' },
   DBQ_POOL_ACQUIRE_TIMEOUT_MS: { schema: int(10_000, 10, 300_000), doc: 'How long a query waits for a free connection of a database before 503 `database_busy`.' },
-  DBQ_SHUTDOWN_GRACE_MS: { schema: int(10_000, 0, 300_000), doc: 'On SIGTERM, how long in-flight queries may finish before they are cancelled.' },
+  DBQ_SHUTDOWN_GRACE_MS: { schema: int(10_000, 0, 300_000), doc: 'On SIGTERM, how long in-flight queries (and MCP tool calls) may finish before they are cancelled; every connection still open is cut 0.5 s later and the process exits by 1.5 s after the grace period whatever clients do (docs/deployment.md, "A stop (SIGTERM)").' },
+  DBQ_MCP_SESSIONS_PER_KEY: { schema: int(100, 1, 100_000), doc: 'Most MCP sessions (SSE and Streamable HTTP together) one API key holds on one process; past it the least recently used idle one (no message for 60 s) gives way, else 429 `too_many_sessions` (docs/mcp.md, "Session limits").' },
+  DBQ_MCP_SESSIONS_PER_WORKSPACE: { schema: int(1_000, 1, 1_000_000), doc: 'Most MCP sessions one workspace holds on one process; past it an idle one gives way, else 503 `session_capacity`.' },
   DBQ_METRICS_TOKEN: { schema: optionalString, doc: 'When set, `GET /metrics` needs `Authorization: Bearer <token>`.' },
   DBQ_REDIS_URL: { schema: optionalString, doc: 'Redis shared by several processes (`redis://…`, `rediss://…`): rate-limit counts and the MCP session relay. Unset, or while Redis is unreachable: each process counts alone and MCP sessions stay on the process that opened them.' },
   DBQ_REDIS_KEY_PREFIX: { schema: z.string().regex(/^[A-Za-z0-9:._-]{1,64}$/).default('dbq'), doc: 'Prefix of the keys dbq writes in Redis; give each deployment that shares one Redis its own.' },
@@ -114,6 +116,8 @@ export interface Config {
   connectionTargets: readonly string[] | null;
   poolAcquireTimeoutMs: number;
   shutdownGraceMs: number;
+  mcpSessionsPerKey: number;
+  mcpSessionsPerWorkspace: number;
   metricsToken: string | null;
   redisUrl: string | null;
   redisKeyPrefix: string;
@@ -163,6 +167,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     connectionTargets: s.DBQ_CONNECTION_TARGETS,
     poolAcquireTimeoutMs: s.DBQ_POOL_ACQUIRE_TIMEOUT_MS,
     shutdownGraceMs: s.DBQ_SHUTDOWN_GRACE_MS,
+    mcpSessionsPerKey: s.DBQ_MCP_SESSIONS_PER_KEY,
+    mcpSessionsPerWorkspace: s.DBQ_MCP_SESSIONS_PER_WORKSPACE,
     metricsToken: s.DBQ_METRICS_TOKEN,
     redisUrl: s.DBQ_REDIS_URL,
     redisKeyPrefix: s.DBQ_REDIS_KEY_PREFIX,

@@ -126,6 +126,18 @@ export class RateLimitedError extends DbqError {
   }
 }
 
+/** A key holds as many MCP sessions as it may on this process (DBQ_MCP_SESSIONS_PER_KEY) and
+ * none of them is idle enough to give way (src/mcp/session-caps.ts). `details`: `scope`
+ * (`key`), `limit`. Answered with `Retry-After`. */
+export class TooManySessionsError extends DbqError {
+  constructor(
+    details?: Details,
+    readonly retryAfterSeconds = 1,
+  ) {
+    super('too_many_sessions', 429, 'Too many MCP sessions for this API key', details);
+  }
+}
+
 // The web app's own endpoints ({workspace_url}/ui/api/…) add these; the public API never
 // sees a session, so they never appear under /api.
 
@@ -201,6 +213,28 @@ export class StoreUnavailableError extends DbqError {
   }
 }
 
+/** No room for another MCP session on this process: its workspace is at
+ * DBQ_MCP_SESSIONS_PER_WORKSPACE, or the heap is near its limit, and no idle session can give
+ * way. `details.scope`: `workspace` or `process`. Another process may have room: Retry-After. */
+export class SessionCapacityError extends DbqError {
+  constructor(
+    details?: Details,
+    readonly retryAfterSeconds = 1,
+  ) {
+    super('session_capacity', 503, 'No capacity for another MCP session', details);
+  }
+}
+
+/** The process is stopping (SIGTERM): a request that arrives meanwhile, or a statement the
+ * grace period cut (src/http/shutdown-gate.ts). Answered with `Retry-After` and
+ * `Connection: close`, so a client or balancer retries on another process. */
+export class ShuttingDownError extends DbqError {
+  static readonly RETRY_AFTER_SECONDS = 1;
+  constructor(message = 'Server is shutting down', details?: Details) {
+    super('shutting_down', 503, message, details);
+  }
+}
+
 export class QueryTimeoutError extends DbqError {
   constructor(timeoutMs: number) {
     super('query_timeout', 504, `Query timed out after ${timeoutMs} ms`, { timeoutMs });
@@ -239,6 +273,7 @@ export const ERROR_CLASSES = [
   QueryFailedError,
   GenerationFailedError,
   RateLimitedError,
+  TooManySessionsError,
   SignInRequiredError,
   InvalidCredentialsError,
   CsrfError,
@@ -249,6 +284,8 @@ export const ERROR_CLASSES = [
   ConnectionFailedError,
   DatabaseBusyError,
   StoreUnavailableError,
+  SessionCapacityError,
+  ShuttingDownError,
   QueryTimeoutError,
   StorageFullError,
 ] as const;

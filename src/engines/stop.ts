@@ -47,8 +47,13 @@ class Signal implements StopSignal {
 export class StopController {
   private readonly own = new Signal();
   readonly signal: StopSignal = this.own;
+  /** Why the first abort() happened, when its caller said: the engines still end the statement
+   * with QueryCanceledError, and whoever reports it (src/query/run.ts) answers this instead. A
+   * shutdown's cut is the server's doing, not a client that went away (issue 24 item 2). */
+  reason: Error | null = null;
 
-  abort(): void {
+  abort(reason?: Error): void {
+    if (!this.own.aborted) this.reason = reason ?? null;
     this.own.fire();
   }
 }

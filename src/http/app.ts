@@ -8,6 +8,7 @@ import { redactUrl } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { answerClientError, answerFrameworkError, installErrorHandling } from './error-handler.ts';
 import { installJsonBodyParser } from './json-body.ts';
+import { installShutdownGate } from './shutdown-gate.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { registerApiRoutes, type ApiRoute } from './routes/index.ts';
 
@@ -35,6 +36,9 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     // line per request itself, through redactUrl.
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: 'idle',
+    // Requests during shutdown get the envelope from src/http/shutdown-gate.ts instead of
+    // Fastify's own 503 body.
+    return503OnClosing: false,
     // Every response is the envelope, also for what never becomes a routed request: bytes Node's
     // HTTP parser refuses, and URLs the router cannot decode (Fastify's own bodies otherwise).
     clientErrorHandler: (err, socket) => answerClientError(svc.logger as FastifyBaseLogger, err, socket),
@@ -54,6 +58,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
     reply.header('x-request-id', request.id);
     done();
   });
+  installShutdownGate(app);
   sendLimitHeaders(app);
   app.addHook('onResponse', (request, reply, done) => {
     if (svc.logger.isLevelEnabled('info')) {

@@ -1,13 +1,16 @@
 // The MCP front door: both transports at the root (workspace `default`, or the host-form
-// workspace) and under `/w/:workspace`, one session registry, and a clean shutdown. Open SSE
-// streams are responses that never end by themselves, so they are closed in `preClose` —
-// before Fastify's server.close() waits for in-flight responses — or app.close() would hang.
+// workspace) and under `/w/:workspace`, one session registry with its caps (session-caps.ts),
+// and a bounded shutdown. Open SSE streams are responses that never end by themselves: on
+// SIGTERM each session closes once its calls are answered, and at the end of the grace period
+// (or in `preClose`, before Fastify's server.close() waits for in-flight responses) whatever
+// is left is closed, or the server would never finish closing.
 // With DBQ_REDIS_URL, sessions are registered in Redis and a message for another process's
 // session is relayed to it (relay.ts), so a load balancer needs no session affinity.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
 import type { McpRelay } from './relay.ts';
-import { McpSessions } from './sessions.ts';
+import { DEFAULT_SESSION_CAPS } from './session-caps.ts';
+import { McpSessions, sessionLogTag } from './sessions.ts';
 import { sseRoutes } from './sse-routes.ts';
 import { streamableRoutes } from './streamable-routes.ts';
 
@@ -29,10 +32,12 @@ export const MCP_DEFAULTS = { keepAliveMs: 15_000, idleTimeoutMs: 30 * 60_000 };
 
 export function mcpPlugin(options: McpOptions = {}) {
   return async (app: FastifyInstance, svc: Services): Promise<void> => {
-    const sessions = options.sessions ?? new McpSessions();
+    const { config } = svc;
+    const sessions =
+      options.sessions ??
+      new McpSessions({ ...DEFAULT_SESSION_CAPS, perKey: config.mcpSessionsPerKey, perWorkspace: config.mcpSessionsPerWorkspace });
     const keepAliveMs = options.keepAliveMs ?? MCP_DEFAULTS.keepAliveMs;
     const idleTimeoutMs = options.idleTimeoutMs ?? MCP_DEFAULTS.idleTimeoutMs;
-    const { config } = svc;
     let relay: McpRelay | null = null;
     if ((options.relay ?? true) && config.redisUrl) {
       // Only a multi-process deployment (DBQ_REDIS_URL) loads the relay and its Redis client.
@@ -51,20 +56,44 @@ export function mcpPlugin(options: McpOptions = {}) {
     sseRoutes(app, svc, { sessions, keepAliveMs });
     streamableRoutes(app, svc, { sessions, keepAliveMs });
 
+    sessions.onEvict = (session, reason) =>
+      svc.logger.info(
+        {
+          mcpSession: sessionLogTag(session.id),
+          transport: session.kind,
+          workspace: session.workspaceSlug,
+          keyId: session.keyId,
+          reason,
+          sessions: sessions.size,
+        },
+        reason === 'make_room' ? 'mcp session closed to make room for a new one' : 'mcp session closed: idle under pressure',
+      );
+    // Often enough that sessions idle under pressure (session-caps.ts) go within a quarter of
+    // their idle time.
+    const sweepEveryMs = Math.min(idleTimeoutMs, sessions.caps.idleUnderPressureMs / 4);
     const sweep = setInterval(() => {
       sessions.closeIdle(idleTimeoutMs).then(
         (n) => n > 0 && svc.logger.info({ closed: n, sessions: sessions.size }, 'mcp idle sessions closed'),
         (err) => svc.logger.warn({ err }, 'mcp idle sweep failed'),
       );
-    }, Math.min(idleTimeoutMs, 60_000));
+    }, sweepEveryMs);
     sweep.unref();
 
-    app.addHook('preClose', async () => {
+    // SIGTERM (src/http/server.ts): no new sessions, and each open one closes once its calls
+    // are answered, so a tool call in flight gets its answer within the grace period.
+    app.shutdownGate.whenStopping(() => {
+      clearInterval(sweep);
+      sessions.stopAccepting();
+    });
+    // The grace period is over: whatever is left closes now.
+    const closeEverything = async () => {
       clearInterval(sweep);
       // Relayed streams written here are open responses too.
       relay?.endStreams();
       await sessions.closeAll();
-    });
+    };
+    app.shutdownGate.whenCut(() => void closeEverything());
+    app.addHook('preClose', closeEverything);
     // After the server has drained, so replies to relayed messages still in flight arrive.
     if (relay) {
       const r = relay;

@@ -4,13 +4,14 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { InvalidRequestError } from '../errors.ts';
+import { InvalidRequestError, ShuttingDownError } from '../errors.ts';
 import { authenticateRequest, bearerToken } from '../http/auth.ts';
 import type { Services } from '../services.ts';
 import { hashKey } from '../workspaces/key-format.ts';
 import { countMessages } from './limits.ts';
 import { createMcpServer } from './server.ts';
-import { authInfoOf, authorizeSessionMessage, isRemote, sessionLogTag } from './sessions.ts';
+import { SessionCalls } from './session-calls.ts';
+import { admitSession, authInfoOf, authorizeSessionMessage, isRemote, sessionLogTag } from './sessions.ts';
 import type { SseRouteOptions } from './sse-routes.ts';
 
 const sseQuery = z.object({ api_key: z.string().max(200).optional() }).loose();
@@ -25,6 +26,9 @@ export async function openStream(svc: Services, opts: SseRouteOptions, request: 
   // Relative to the origin: `/messages` at the root (and on a host-form workspace address),
   // `/w/{slug}/messages` on the path form.
   const base = (request.params as { workspace?: string }).workspace ? `/w/${principal.workspace.slug}` : '';
+  const owner = { workspaceSlug: principal.workspace.slug, keyId: principal.apiKey?.id ?? null, keyHash: hashKey(key!) };
+  // Before the stream opens, so a refusal is an envelope; nothing awaits between here and add().
+  const ticket = admitSession(opts.sessions, owner, reply);
 
   reply.hijack();
   const res = reply.raw;
@@ -48,28 +52,32 @@ export async function openStream(svc: Services, opts: SseRouteOptions, request: 
     log.info({ sessions: opts.sessions.size }, 'mcp session closed');
   };
   const now = Date.now();
+  const calls = new SessionCalls();
   // Registered (in Redis too, with a relay) before the endpoint event goes out, so the
   // client's first POST finds the session whichever process it reaches.
-  await opts.sessions.add({
-    id: sessionId,
-    kind: 'sse',
-    workspaceSlug: principal.workspace.slug,
-    keyId: principal.apiKey?.id ?? null,
-    keyHash: hashKey(key!),
-    secret: key,
-    transport,
-    openedAt: now,
-    lastSeenAt: now,
-  });
+  await opts.sessions.add({ ...owner, id: sessionId, kind: 'sse', secret: key, transport, openedAt: now, lastSeenAt: now, calls }, ticket);
   if (res.destroyed) {
     // The client left while the session was being registered: the transport never saw the
     // response's 'close', so it would never call onclose.
     transport.onclose?.();
     return;
   }
+  if (closed) {
+    // Shutdown began while the session was being registered (with a relay, a Redis round trip)
+    // and closed it before its stream started: nothing else would end this response.
+    const refusal = new ShuttingDownError();
+    res.writeHead(503, {
+      'content-type': 'application/json; charset=utf-8',
+      'retry-after': String(ShuttingDownError.RETRY_AFTER_SECONDS),
+      connection: 'close',
+    });
+    res.end(JSON.stringify({ success: false, error: refusal.message, code: refusal.code }));
+    return;
+  }
   const server = createMcpServer(svc, log, principal);
   try {
     await server.connect(transport);
+    calls.watch(transport);
   } catch (err) {
     opts.sessions.remove(sessionId);
     clearInterval(keepAlive);

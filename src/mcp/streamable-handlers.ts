@@ -12,7 +12,16 @@ import { hashKey } from '../workspaces/key-format.ts';
 import { countMessages } from './limits.ts';
 import { createMcpServer } from './server.ts';
 import { releaseJsonStreams } from './release-json-streams.ts';
-import { authInfoOf, authorizeSessionMessage, isRemote, sessionLogTag, type RemoteSession } from './sessions.ts';
+import { SessionCalls } from './session-calls.ts';
+import {
+  admitSession,
+  authInfoOf,
+  authorizeSessionMessage,
+  isRemote,
+  sessionLogTag,
+  type RemoteSession,
+  type SessionTicket,
+} from './sessions.ts';
 import type { StreamableRouteOptions } from './streamable-routes.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -47,12 +56,21 @@ export async function handle(svc: Services, opts: StreamableRouteOptions, reques
     await opts.sessions.requireRelay().forward(request, reply, remote, principal);
     return;
   }
-  transport ??= await openSession(svc, opts, request, principal, key!);
-
-  reply.hijack();
-  reply.raw.setHeader('x-request-id', request.id);
-  (request.raw as typeof request.raw & { auth?: unknown }).auth = authInfoOf(principal);
-  await transport.handleRequest(request.raw, reply.raw, request.body);
+  let ticket: SessionTicket | null = null;
+  if (!transport) {
+    const owner = { workspaceSlug: principal.workspace.slug, keyId: principal.apiKey?.id ?? null, keyHash: hashKey(key!) };
+    ticket = admitSession(opts.sessions, owner, reply);
+  }
+  try {
+    transport ??= await openSession(svc, opts, request, principal, key!, ticket!);
+    reply.hijack();
+    reply.raw.setHeader('x-request-id', request.id);
+    (request.raw as typeof request.raw & { auth?: unknown }).auth = authInfoOf(principal);
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  } finally {
+    // An initialize the SDK refused opened no session: its place is given back.
+    ticket?.release();
+  }
 }
 
 async function openSession(
@@ -61,11 +79,13 @@ async function openSession(
   request: FastifyRequest,
   principal: Principal,
   key: string,
+  ticket: SessionTicket,
 ): Promise<StreamableHTTPServerTransport> {
   // The id is drawn here rather than by the SDK so every line of the session, tool calls
   // included, carries its tag from the start (the id itself never reaches a log).
   const sessionId = randomUUID();
   const log = request.log.child({ transport: 'streamable', mcpSession: sessionLogTag(sessionId) });
+  const calls = new SessionCalls();
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => sessionId,
     // A tool call answers with one application/json body rather than a one-event SSE stream:
@@ -80,17 +100,21 @@ async function openSession(
     // the client has its id.
     onsessioninitialized: async (id) => {
       const now = Date.now();
-      await opts.sessions.add({
-        id,
-        kind: 'streamable',
-        workspaceSlug: principal.workspace.slug,
-        keyId: principal.apiKey?.id ?? null,
-        keyHash: hashKey(key),
-        secret: null,
-        transport,
-        openedAt: now,
-        lastSeenAt: now,
-      });
+      await opts.sessions.add(
+        {
+          id,
+          kind: 'streamable',
+          workspaceSlug: principal.workspace.slug,
+          keyId: principal.apiKey?.id ?? null,
+          keyHash: hashKey(key),
+          secret: null,
+          transport,
+          openedAt: now,
+          lastSeenAt: now,
+          calls,
+        },
+        ticket,
+      );
       log.info({ workspace: principal.workspace.slug, keyId: principal.apiKey?.id, sessions: opts.sessions.size }, 'mcp session opened');
     },
   });
@@ -104,5 +128,8 @@ async function openSession(
   await createMcpServer(svc, log, principal).connect(transport);
   // The SDK keeps every answered or cancelled JSON-mode request until the session closes.
   releaseJsonStreams(transport);
+  // From the initialize on, which is thus in flight when the session is registered: one that
+  // registers during shutdown closes right after its answer.
+  calls.watch(transport);
   return transport;
 }

@@ -147,6 +147,13 @@ export function statusOf(err: unknown): HistoryOutcome['status'] {
   return 'failed';
 }
 
+/** The engines end every stopped statement with QueryCanceledError, whoever stopped it; a stop
+ * that gave its reason (the shutdown's cut, src/query/running.ts) is reported as that reason,
+ * not as a client that went away (issue 24 item 2). */
+export function stoppedFor(err: unknown, controller: StopController): unknown {
+  return err instanceof QueryCanceledError && controller.reason ? controller.reason : err;
+}
+
 /** What a history entry needs to know about a statement, whatever became of it. */
 export interface QueryIdentity {
   queryId: string;
@@ -416,8 +423,9 @@ export async function executePrepared(
   try {
     result = await execution;
   } catch (err) {
-    await history.finish(statusOf(err), { error: historyErrorOf(err) }, statementRanAfter(err));
-    throw err;
+    const failure = stoppedFor(err, controller);
+    await history.finish(statusOf(err), { error: historyErrorOf(failure) }, statementRanAfter(err));
+    throw failure;
   } finally {
     unlink();
   }

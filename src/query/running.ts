@@ -3,7 +3,11 @@
 // cancels once its grace period is over.
 import { keyAllowsConnection } from '../access/scope.ts';
 import type { StopController } from '../engines/stop.ts';
+import { ShuttingDownError } from '../errors.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
+
+/** What the history and the client are told about a statement the grace period cut. */
+export const SHUTDOWN_CUT_MESSAGE = 'Query was canceled: the server is shutting down';
 
 export interface RunningQuery {
   queryId: string;
@@ -84,7 +88,13 @@ export class RunningQueries {
     const outcome = await Promise.race([all(), graceOver]);
     clearTimeout(timer);
     if (outcome === 'timeout') {
-      for (const q of this.byId.values()) q.controller.abort();
+      for (const q of this.byId.values()) {
+        try {
+          q.controller.abort(new ShuttingDownError(SHUTDOWN_CUT_MESSAGE));
+        } catch {
+          // A failing cancel listener must not keep the other statements running.
+        }
+      }
       await all();
     }
   }
