@@ -19,9 +19,9 @@ export const getQueryHistoryTool: DbqTool<typeof inputSchema, typeof outputSchem
   title: 'Read the query history',
   description: [
     'Returns the query history, newest first: {entries: [{id, queryId, connectionId, connectionName, sql, statementType,',
-    'status: "succeeded"|"failed"|"rejected"|"timed_out"|"canceled", rowCount, affectedRows, durationMs, error, source: "api"|"mcp"|"ai"|"ui", apiKey, user, createdAt}], nextCursor}.',
+    'status: "succeeded"|"failed"|"rejected"|"timed_out"|"canceled"|"running", rowCount, affectedRows, durationMs, error, source: "api"|"mcp"|"ai"|"ui", apiKey, user, createdAt}], nextCursor}.',
     'Parameter values are not stored. A read-only key sees its own user\'s entries only; an admin key sees the whole workspace.',
-    'Pages hold `limit` entries (default 50, max 200); pass `nextCursor` back as `cursor` for older entries (null at the end).',
+    'Pages hold up to `limit` entries (default 50, max 200); a page whose search ran out of time may hold fewer, even none, with a `nextCursor`: pass `nextCursor` back as `cursor` for older entries until it is null.',
   ].join(' '),
   inputSchema,
   outputSchema,
