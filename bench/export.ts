@@ -142,7 +142,7 @@ async function main(): Promise<void> {
     { label: 'bare Fastify+pg-query-stream, NDJSON', pid: stream.pid!, run: () => measure(streamUrl, bareBody, {}, stream.pid!) },
   ];
   const results = new Map<string, { idleRss: number; runs: Run[] }>();
-  let floorMs = NaN;
+  let floorMs: number;
   try {
     // Warm-up: pools connected, JIT warm, type caches filled.
     const warmSql = 'SELECT g, md5(g::text) FROM generate_series(1, 20000) g';

@@ -132,7 +132,9 @@ async function main(): Promise<void> {
         const client = await raw.connect();
         try {
           const statement = new PipelinedStatement(setup, sql, [], 1000, 1 << 30, teardown, !prepared.has(client));
-          client.query(statement as unknown as pg.QueryConfig);
+          // pg returns a submittable itself, not a promise (the cast only picks an overload);
+          // its errors reach statement.done through handleError.
+          void client.query(statement as unknown as pg.QueryConfig);
           await statement.done;
           prepared.add(client);
         } finally {

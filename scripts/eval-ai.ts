@@ -144,7 +144,7 @@ export async function evaluate(db: Database.Database, ctx: SchemaContext, questi
   const out: EvalOutcome[] = [];
   for (const q of questions) {
     const gold = runGold(db, q.gold);
-    let sql: string | null = null;
+    let sql: string;
     try {
       sql = generateBuiltinSql(q.question, index, 'sqlite').sql;
     } catch (err) {

@@ -254,7 +254,7 @@ describe('SSH tunnels', () => {
         { env: { ...process.env, DBQ_DATA_DIR: h.dataDir }, timeout: 30_000 },
       );
     } catch (err) {
-      throw new Error(`dbq failed: ${(err as { stderr: string }).stderr}`);
+      throw new Error(`dbq failed: ${(err as { stderr: string }).stderr}`, { cause: err });
     }
     seen.push(out.stdout, out.stderr);
     const record = JSON.parse(out.stdout).connection;

@@ -28,7 +28,7 @@ export async function runLoad(label: string, concurrency: number, seconds: numbe
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < end) {
         const t0 = performance.now();
-        let good = false;
+        let good: boolean;
         try {
           good = await once();
         } catch {

@@ -28,7 +28,8 @@ export async function openStatementStream(
   let decoders: Decoder[] = [];
   let buffer: unknown[][] = [];
   let ended = false;
-  let error: unknown = null;
+  // Set by the 'error' listener; the cast keeps TypeScript from narrowing it to null below.
+  let error = null as Error | null;
   let ignoreRest = false;
   let wake: (() => void) | null = null;
   const notify = () => {

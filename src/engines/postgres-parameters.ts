@@ -93,7 +93,9 @@ class ParameterCount {
 export async function parameterCountError(client: pg.ClientBase, sql: string, given: number, refused: pg.DatabaseError): Promise<QueryFailedError> {
   const details = { sqlState: refused.code ?? null, position: null };
   const probe = new ParameterCount(sql);
-  client.query(probe as unknown as pg.QueryConfig);
+  // pg returns a submittable itself, not a promise (the cast only picks an overload); its errors
+  // reach probe.done through handleError.
+  void client.query(probe as unknown as pg.QueryConfig);
   const needed = await probe.done.catch(() => null);
   if (needed === null || needed === given) return new QueryFailedError(refused.message, details, refused);
   return new QueryFailedError(

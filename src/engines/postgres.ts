@@ -220,7 +220,9 @@ class PostgresEngine implements Engine {
             !this.prepared.has(session.client),
           );
           pipeline = statement;
-          session.client.query(statement as unknown as pg.QueryConfig);
+          // pg returns a submittable itself, not a promise (the cast only picks an overload);
+          // its errors reach statement.done through handleError.
+          void session.client.query(statement as unknown as pg.QueryConfig);
           raw = await session.watch.run(statement.done);
           pipeline = null;
           // Only a pipeline that ran to its end surely prepared every named step; any other

@@ -148,7 +148,8 @@ export async function openExport(svc: Services, principal: Principal, input: Exp
       if (cut) await rows.return?.();
       if (failure !== null) {
         // The client going away shows up here as the engine's QueryCanceledError.
-        const err = controller.signal.aborted ? new QueryCanceledError() : failure;
+        // `unknown`: whatever the row iterator threw, rethrown as it is.
+        const err: unknown = controller.signal.aborted ? new QueryCanceledError() : failure;
         failure = err;
         outcome = { status: statusOf(err), error: historyErrorOf(err) };
         if (!(err instanceof DbqError)) svc.logger.error({ err, queryId: q.queryId }, 'export failed');

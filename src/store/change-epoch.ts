@@ -10,9 +10,6 @@ import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTrans
 
 // The audit log too: no look-up reads it, and a sign-in's entry must not empty every cache.
 const UNTRACKED = new Set(['query_history', 'audit_log']);
-// Bookkeeping columns no look-up result depends on for its verdict: an UPDATE that sets only
-// these leaves cached look-ups valid (authenticateKey throttles its last_used_at write itself).
-const UNTRACKED_COLUMNS = new Set(['last_used_at']);
 
 function tableOf(node: OperationNode | undefined): string | null {
   if (!node) return null;

@@ -120,7 +120,6 @@ function openPostgresStore(url: string, logger?: StoreOptions['logger']): Store 
   // the store is down: see pg-store-pool.ts.
   const pool = new StorePool(poolConfig, logger);
 
-  let db: Kysely<Database>;
   const changes = new PgChangeFeed({
     url,
     async readCounter() {
@@ -132,7 +131,7 @@ function openPostgresStore(url: string, logger?: StoreOptions['logger']): Store 
       else logger?.warn({ err }, `store change notifications down: look-up caches follow a counter read every 500 ms until they are back`);
     },
   });
-  db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [changes.ownWrites] });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [changes.ownWrites] });
   // History group commits do not wait for the WAL flush: see history-writer.ts.
   setHistoryWriter(db, preparedAsyncCommitWriter(pool));
   // The listener starts with the first look-up, not at open: admin commands (the CLI) open the

@@ -6,7 +6,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { PasswordLinkUnavailableError } from '../errors.ts';
-import { nowIso } from '../ids.ts';
 import type { Database } from '../store/schema.ts';
 import { assertPassword, getUserRow, setUserPassword, toUser, type User } from '../workspaces/users.ts';
 import { getWorkspace } from '../workspaces/workspaces.ts';

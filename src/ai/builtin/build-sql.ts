@@ -349,16 +349,16 @@ function words(name: string): string {
   return name.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/_/g, ' ').toLowerCase();
 }
 
-function measureText(m: Measure, idx: SchemaIndex): string {
+function measureText(m: Measure): string {
   if (m.k === 'rows') return `${words(m.table)}`;
   if (m.k === 'line') return `revenue (${m.qty} × ${m.price} of ${words(m.table)})`;
   return `${words(m.c.column)} of ${words(m.c.table)}`;
 }
 
-function aggText(a: Agg, idx: SchemaIndex): string {
-  if (a.m.k === 'rows') return `the number of ${measureText(a.m, idx)}`;
+function aggText(a: Agg): string {
+  if (a.m.k === 'rows') return `the number of ${measureText(a.m)}`;
   const fn = { count: a.distinct ? 'the number of distinct' : 'the number of', sum: 'the total', avg: 'the average', min: 'the lowest', max: 'the highest' }[a.fn];
-  return `${fn} ${measureText(a.m, idx)}`;
+  return `${fn} ${measureText(a.m)}`;
 }
 
 function itemText(it: Item, idx: SchemaIndex): string {
@@ -370,7 +370,7 @@ function itemText(it: Item, idx: SchemaIndex): string {
       return info.label.length > 0 ? `${words(it.table)} (${info.label.map(words).join(', ')})` : words(it.table);
     }
     case 'agg':
-      return aggText(it.a, idx);
+      return aggText(it.a);
     case 'bucket':
       return `${it.part} of ${words(it.c.column)}`;
   }
@@ -421,7 +421,7 @@ function explain(plan: Plan, full: Plan, idx: SchemaIndex): string {
   }
   for (const c of plan.counts) conds.push(`the number of related ${words(c.target)} is ${OPS[c.op]} ${c.value}`);
   if (conds.length > 0) s += `, where ${conds.join(' and ')}`;
-  if (plan.having.length > 0) s += `, keeping groups where ${plan.having.map((h) => `${aggText(h.a, idx)} is ${OPS[h.op]} ${h.value}`).join(' and ')}`;
+  if (plan.having.length > 0) s += `, keeping groups where ${plan.having.map((h) => `${aggText(h.a)} is ${OPS[h.op]} ${h.value}`).join(' and ')}`;
   if (plan.orderBy.length > 0) {
     s += `, sorted by ${plan.orderBy.map((o) => `${itemText(o.item, idx)} ${o.dir === 'DESC' ? 'descending' : 'ascending'}`).join(', ')}`;
   }

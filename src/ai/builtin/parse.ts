@@ -917,9 +917,8 @@ class Parser {
     for (let i = 0; i < this.t.length; i++) {
       if (this.used[i]) continue;
       const w = this.w(i);
-      let n: number;
       // between A and B / from A to B
-      if ((n = this.seq(i, ['between|from']))) {
+      if (this.seq(i, ['between|from'])) {
         const a = this.parseDate(i + 1);
         if (a && this.seq(i + 1 + a.len, ['and|to|until|till|through|-'])) {
           const b = this.parseDate(i + 2 + a.len);
@@ -993,12 +992,12 @@ class Parser {
     for (let i = 0; i < this.t.length; i++) {
       if (this.used[i]) continue;
       let how: 'prefix' | 'suffix' | 'contains' | null = null;
-      let n = 0;
+      let n: number;
       if ((n = this.seq(i, ['start|starts|starting|begin|begins|beginning|started|began', 'with|by|in']))) how = 'prefix';
       else if ((n = this.seq(i, ['end|ends|ending|ended', 'with|in']))) how = 'suffix';
       else if ((n = this.seq(i, ['contain|contains|containing|include|includes|including|like|with', 'the?', 'word|letter|string|text|substring|phrase?']))) how = 'contains';
       if (!how) continue;
-      let j = this.skip(i + n, ['the', 'letter', 'word', 'string', 'a', 'an']);
+      const j = this.skip(i + n, ['the', 'letter', 'word', 'string', 'a', 'an']);
       const tok = this.t[j];
       if (!tok || this.used[j]) continue;
       let pattern: string;
@@ -1040,7 +1039,6 @@ class Parser {
       const cond: Cond = { k: 'like', c, pattern, negate, how };
       this.conds.push(cond);
       this.condPos.set(cond, i);
-      j = after;
     }
   }
 
@@ -1110,7 +1108,7 @@ class Parser {
       // "N or more T" / "N or fewer T"
       let op: Cmp | null = null;
       let n = 0;
-      let numAt = -1;
+      let numAt: number;
       let comparative: { words: string[]; op: Cmp } | null = null;
       const cw = COMPARATIVE_COLUMNS[this.w(i)];
       if (cw && this.w(i + 1) === 'than') {
@@ -1154,7 +1152,7 @@ class Parser {
         this.claim(bm);
         numAt = bm.end;
       }
-      let value = this.num(numAt);
+      const value = this.num(numAt);
       if (value === null) continue;
       let value2: number | null = null;
       if (this.w(i) === 'between' && this.w(numAt + 1) === 'and' && this.num(numAt + 2) !== null) {
@@ -1208,7 +1206,7 @@ class Parser {
         this.addCmp({ k: 'col', c }, op, value!, value2, i);
         continue;
       }
-      let subjectOf: { item: Item; agg: boolean } | null = null;
+      let subjectOf: { item: Item; agg: boolean } | null;
       if (between) {
         subjectOf = { item: { k: 'col', c: between }, agg: false };
       } else if (comparative) {
@@ -1475,7 +1473,7 @@ class Parser {
     const units: Record<string, DatePart> = { year: 'year', month: 'month', day: 'day', date: 'day', yearly: 'year', annually: 'year', annual: 'year', monthly: 'month', daily: 'day' };
     for (let i = 0; i < this.t.length; i++) {
       if (this.used[i]) continue;
-      let n = this.seq(i, ['for|in|of|within', 'each|every']) || this.seq(i, ['per|each|every']) || this.seq(i, ['grouped|broken|split|break', 'down?', 'by|per']) || this.seq(i, ['by']) || this.seq(i, ['across', 'all?']);
+      const n = this.seq(i, ['for|in|of|within', 'each|every']) || this.seq(i, ['per|each|every']) || this.seq(i, ['grouped|broken|split|break', 'down?', 'by|per']) || this.seq(i, ['by']) || this.seq(i, ['across', 'all?']);
       const viaBy = n > 0 && this.w(i) === 'by';
       // "placed by customers": the agent of a verb, not a grouping.
       if (viaBy && (VERBS[this.w(i - 1)] || DATE_VERBS[this.w(i - 1)] || /ed$/.test(this.w(i - 1)) || ['made', 'written', 'given', 'sold', 'bought'].includes(this.w(i - 1)))) continue;
@@ -1647,7 +1645,6 @@ class Parser {
       if (m.kind !== 'value' || this.claimed.has(m) || this.used[m.start]) continue;
       // Prefer a column named just before ("city Berlin", "status shipped"), the subject's
       // own column, then the column nearest the subject.
-      let pick = m.cands[0];
       const before = this.mentionAt[m.start - 1] ?? this.mentionAt[m.start - 2];
       let beforeCol: ColRef | null = null;
       if (before && before.kind === 'column') beforeCol = this.resolveCol(before);
@@ -1665,7 +1662,7 @@ class Parser {
         return { c, s };
       });
       scored.sort((a, b) => b.s - a.s);
-      pick = scored[0].c;
+      const pick = scored[0].c;
       if (beforeCol && beforeCol.table === pick.table && beforeCol.column === pick.column && before) this.claim(before);
       // "Electronics category": the table word after a value of its own column is part of it.
       if (after && after.kind === 'table' && afterTable === pick.table) this.claim(after);
@@ -1910,7 +1907,6 @@ class Parser {
     const select: Item[] = [];
     if (this.intent === 'count' || this.intent === 'agg') {
       for (const g of this.groupBy) select.push(g);
-      for (const e of explicit) if (!select.some((s) => sameItem(s, e)) && this.groupBy.length > 0 && false) select.push(e);
       for (const a of this.selectAggs) select.push({ k: 'agg', a });
       if (this.selectAggs.length === 0) {
         if (explicit.length > 0) select.push(...explicit);

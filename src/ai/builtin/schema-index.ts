@@ -4,7 +4,7 @@
 // dictionaries that schema linking looks words up in.
 import type { ForeignKey, SchemaTable } from '../../engines/engine.ts';
 import { isDateType, isNumericType, isTextType, type SchemaContext } from '../schema-context.ts';
-import { singular, splitIdentifier, valueWords } from './text.ts';
+import { splitIdentifier, valueWords } from './text.ts';
 
 export interface ColInfo {
   table: string;
