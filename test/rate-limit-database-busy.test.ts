@@ -13,6 +13,10 @@ beforeAll(async () => {
   const res = await h.call('POST', '/api/connections', h.adminKey, { name: 'busy-pg', url: PG_URL, maxConnections: 1 });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   connectionId = res.body.data.connection.id;
+  // The connection's first read loads its catalog for the guard on the pool's one connection
+  // (~0.5-1 s on a busy machine): done here, so the slow statement below holds the connection
+  // when the probe arrives rather than racing it for it after the load.
+  expect((await h.call('POST', '/api/query', h.adminKey, { connectionId, sql: 'SELECT 1 AS warm' })).status).toBe(200);
 });
 afterAll(() => h.close());
 
