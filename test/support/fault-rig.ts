@@ -1,8 +1,8 @@
 // A dbq process on a store it can lose (issue 24): the store is a PostgreSQL cluster of its own
 // (pg-cluster.ts), the target a table in the machine's PostgreSQL, and a closed-loop load of
-// reads and writes through HTTP that records every answer with its timing. Shared by
-// test/faults/store-outage.test.ts and bench/faults.ts, so the bench's figures come from the
-// same set-up the test holds to.
+// reads and writes through HTTP that records every answer with its timing (startLoad, which the
+// bench's other fault rigs use too). Shared by test/faults/store-outage.test.ts and
+// bench/faults.ts, so the bench's figures come from the same set-up the test holds to.
 import pg from 'pg';
 import { cliActor } from '../../src/access/audit.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -29,6 +29,9 @@ export interface Answer {
   /** The value a write inserted (unique per write). */
   value: number | null;
   statementRan: unknown;
+  /** Why there was no answer (status 0): the fetch error's code (ECONNREFUSED, UND_ERR_SOCKET…)
+   * or TimeoutError, so a refused connection and a hung one are told apart. */
+  error?: string;
 }
 
 export interface LoadHandle {
@@ -69,6 +72,79 @@ async function oneQuery<R extends pg.QueryResultRow>(url: string, sql: string, p
   }
 }
 
+export interface LoadOptions {
+  /** The dbq to send loop `i`'s next request to (read at each request: a restarted process
+   * has a new port; several processes share the loops by `i`). */
+  url: (loop: number) => string;
+  key: string;
+  /** The target table writes insert into (`n bigint`), on connection `connectionId`. */
+  table: string;
+  connectionId?: string;
+  readers: number;
+  writers: number;
+  /** A unique value for each write. */
+  nextValue: () => number;
+  /** Sent as each request's `timeoutMs` (unset: dbq's default). */
+  timeoutMs?: number;
+  /** Pause after every answer: a paced load for a rate-limited workspace, where a closed loop
+   * would measure the limit (429) instead of the fault. */
+  pauseMs?: number;
+}
+
+/** `readers` and `writers` loops, one request at a time each, recording every answer. */
+export function startLoad(opts: LoadOptions): LoadHandle {
+  const answers: Answer[] = [];
+  const connectionId = opts.connectionId ?? 'pg';
+  let stopped = false;
+  const loop = async (kind: 'read' | 'write', i: number) => {
+    while (!stopped) {
+      const value = kind === 'write' ? opts.nextValue() : null;
+      const body = {
+        connectionId,
+        ...(kind === 'write' ? { sql: `INSERT INTO ${opts.table} (n) VALUES ($1)`, params: [value] } : { sql: 'SELECT 1 AS one' }),
+        ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+      };
+      const start = performance.now();
+      let answer: Answer;
+      try {
+        const res = await fetch(`${opts.url(i)}/api/query`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${opts.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        });
+        const parsed = (await res.json().catch(() => null)) as any;
+        answer = {
+          kind,
+          status: res.status,
+          code: parsed?.code ?? null,
+          retryAfter: res.headers.get('retry-after'),
+          start,
+          ms: performance.now() - start,
+          queryId: parsed?.data?.queryId ?? parsed?.details?.queryId ?? null,
+          value,
+          statementRan: parsed?.details?.statementRan,
+        };
+      } catch (err) {
+        const e = err as { name?: string; cause?: { code?: string } };
+        answer = { kind, status: 0, code: null, retryAfter: null, start, ms: performance.now() - start, queryId: null, value, statementRan: undefined, error: e.cause?.code ?? e.name };
+      }
+      answers.push(answer);
+      // An answer that came at once must not turn the loop into a busy spin.
+      if (answer.status !== 200 || opts.pauseMs) await new Promise((r) => setTimeout(r, Math.max(20, opts.pauseMs ?? 0)));
+    }
+  };
+  const loops = [...Array.from({ length: opts.readers }, (_, i) => loop('read', i)), ...Array.from({ length: opts.writers }, (_, i) => loop('write', opts.readers + i))];
+  return {
+    answers,
+    async stop() {
+      stopped = true;
+      await Promise.all(loops);
+      return answers.sort((a, b) => a.start - b.start);
+    },
+  };
+}
+
 export async function startStoreRig(opts: { logLevel?: string } = {}): Promise<StoreRig> {
   const cluster = await privatePostgres();
   const dirs: string[] = [];
@@ -100,52 +176,7 @@ export async function startStoreRig(opts: { logLevel?: string } = {}): Promise<S
       dbq,
       key,
       table,
-      load({ readers, writers }) {
-        const answers: Answer[] = [];
-        let stopped = false;
-        const loop = async (kind: 'read' | 'write') => {
-          while (!stopped) {
-            const value = kind === 'write' ? ++counter : null;
-            const body = kind === 'write' ? { connectionId: 'pg', sql: `INSERT INTO ${table} (n) VALUES ($1)`, params: [value] } : { connectionId: 'pg', sql: 'SELECT 1 AS one' };
-            const start = performance.now();
-            let answer: Answer;
-            try {
-              const res = await fetch(`${rig.dbq.url}/api/query`, {
-                method: 'POST',
-                headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-                body: JSON.stringify(body),
-                signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-              });
-              const parsed = (await res.json().catch(() => null)) as any;
-              answer = {
-                kind,
-                status: res.status,
-                code: parsed?.code ?? null,
-                retryAfter: res.headers.get('retry-after'),
-                start,
-                ms: performance.now() - start,
-                queryId: parsed?.data?.queryId ?? parsed?.details?.queryId ?? null,
-                value,
-                statementRan: parsed?.details?.statementRan,
-              };
-            } catch {
-              answer = { kind, status: 0, code: null, retryAfter: null, start, ms: performance.now() - start, queryId: null, value, statementRan: undefined };
-            }
-            answers.push(answer);
-            // An answer that came at once must not turn the loop into a busy spin.
-            if (answer.status !== 200) await new Promise((r) => setTimeout(r, 20));
-          }
-        };
-        const loops = [...Array.from({ length: readers }, () => loop('read')), ...Array.from({ length: writers }, () => loop('write'))];
-        return {
-          answers,
-          async stop() {
-            stopped = true;
-            await Promise.all(loops);
-            return answers.sort((a, b) => a.start - b.start);
-          },
-        };
-      },
+      load: ({ readers, writers }) => startLoad({ url: () => rig.dbq.url, key, table, readers, writers, nextValue: () => ++counter }),
       storeQuery: (sql, params) => oneQuery(storeUrl, sql, params),
       targetQuery: (sql, params) => oneQuery(PG_URL, sql, params),
       async restartDbq() {

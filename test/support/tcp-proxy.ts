@@ -3,8 +3,10 @@
 // `blackhole()` is the silently dead network (a cable pulled, a firewall dropping packets, a
 // peer that vanished): connections stay open, bytes sent are swallowed, nothing ever comes
 // back and nothing is ever closed, so only the client's own timers end its waits. New
-// connections are accepted and treated alike. `restore()` forwards again for connections made
-// after it (a blackholed connection has lost bytes mid-protocol and stays dead).
+// connections are accepted and treated alike. `refuse()` is the server gone instead (crashed,
+// its host up): every open connection is reset and nothing listens, so a connect is refused at
+// once. `restore()` forwards again for connections made after it (a blackholed connection has
+// lost bytes mid-protocol and stays dead).
 import net from 'node:net';
 
 export interface TcpProxy {
@@ -12,9 +14,15 @@ export interface TcpProxy {
   readonly port: number;
   /** Connections accepted so far. */
   readonly accepted: number;
+  /** Whether the proxy accepts connections (false between refuse() and restore()). */
+  readonly listening: boolean;
   /** Stop forwarding on every connection, open or new; close none. */
   blackhole(): void;
-  /** Forward again, for connections made from now on. */
+  /** Reset every open connection (RST, not FIN: a crash, not a goodbye) and stop listening;
+   * resolves once a connect would be refused. */
+  refuse(): Promise<void>;
+  /** Forward again, for connections made from now on (listening again on the same port after
+   * refuse(): see `listening`). */
   restore(): void;
   /** Close every connection and stop listening. */
   close(): Promise<void>;
@@ -69,6 +77,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
+  // Listening again after refuse() may fail (the port taken meanwhile); an unlistened 'error'
+  // would kill the test process, and `listening` stays false for the caller to see.
+  server.on('error', () => {});
 
   return {
     host: '127.0.0.1',
@@ -76,12 +87,25 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     get accepted() {
       return accepted;
     },
+    get listening() {
+      return server.listening;
+    },
     blackhole() {
       holding = true;
       for (const link of links) kill(link);
     },
+    async refuse() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const link of links) {
+        link.client.resetAndDestroy();
+        link.upstream?.destroy();
+      }
+      links.clear();
+      await closed;
+    },
     restore() {
       holding = false;
+      if (!server.listening) server.listen(port, '127.0.0.1');
     },
     async close() {
       for (const link of links) {
@@ -89,7 +113,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         link.upstream?.destroy();
       }
       links.clear();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
