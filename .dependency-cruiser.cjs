@@ -4,10 +4,17 @@
 // restructuring removes those; after each removal, `npm run depcheck:baseline` rewrites the
 // baseline so it can only shrink by hand-review, never grow unnoticed.
 //
-//   doors   src/cli, src/http, src/mcp, src/web          no door imports another door
+//   server  src/server                                   the process shell: builds the Fastify app and
+//                                                        mounts the doors; only the CLI (whose
+//                                                        `serve` starts it) imports it
+//   doors   src/cli, src/http, src/mcp, src/console      no door imports another door
+//   kit     src/http-kit                                 what the HTTP-served doors share (caller
+//                                                        authentication, request schemas, the error
+//                                                        envelope); imports core, no door
 //   root    src/services.ts                              builds core; imports no door
-//   core    src/query, access, sql, history, ai, limits,
-//           workspaces, connections                      imports no door
+//   core    src/query, guard, access, tools, audit,
+//           history, ai, schema, limits, workspaces,
+//           connections, secrets, sqlite-files           imports no door, no kit
 //   bottom  src/engines, src/store                       imports no core, no door, not root
 //   base    src/*.ts but services.ts, src/sample         imports nothing of ours but base
 //
@@ -15,8 +22,10 @@
 // the cycle rule follows runtime imports only (`import type` is erased, so it cannot make a
 // load-order cycle).
 
-const DOORS = '^src/(cli|http|mcp|web)/';
-const CORE = '^src/(query|access|sql|history|ai|limits|workspaces|connections)/';
+const SERVER = '^src/server/';
+const DOORS = '^src/(cli|http|mcp|console)/';
+const KIT = '^src/http-kit/';
+const CORE = '^src/(query|guard|access|tools|audit|history|ai|schema|limits|workspaces|connections|secrets|sqlite-files)/';
 const BOTTOM = '^src/(engines|store)/';
 const ROOT = '^src/services\\.ts$';
 const BASE = '^src/([^/]+\\.(ts|mjs)|sample/)';
@@ -27,30 +36,44 @@ module.exports = {
     {
       name: 'door-to-door',
       severity: 'error',
-      comment: 'A door (cli, http, mcp, web) imports another door. Move what both need below the doors (core, or a neutral room).',
-      from: { path: '^src/(cli|http|mcp|web)/' },
+      comment: 'A door (cli, http, mcp, console) imports another door. Move what both need below the doors (core, or a neutral room).',
+      from: { path: '^src/(cli|http|mcp|console)/' },
       to: { path: DOORS, pathNot: '^src/$1/' },
+    },
+    {
+      name: 'kit-to-door',
+      severity: 'error',
+      comment: 'src/http-kit imports a door or the server shell. The kit sits below every door.',
+      from: { path: KIT },
+      to: { path: [DOORS, SERVER] },
+    },
+    {
+      name: 'door-to-server',
+      severity: 'error',
+      comment: 'Only the CLI (the process entry; `dbq serve` starts the server) imports src/server.',
+      from: { path: '^src/(http|mcp|console)/' },
+      to: { path: SERVER },
     },
     {
       name: 'core-to-door',
       severity: 'error',
       comment: 'Core (or the composition root) imports a door. Doors call core, never the other way.',
       from: { path: [CORE, ROOT] },
-      to: { path: DOORS },
+      to: { path: [DOORS, KIT, SERVER] },
     },
     {
       name: 'bottom-to-upper',
       severity: 'error',
       comment: 'engines/ or store/ imports core, a door or services.ts. Pass what they need in as arguments.',
       from: { path: BOTTOM },
-      to: { path: [CORE, DOORS, ROOT] },
+      to: { path: [CORE, DOORS, KIT, SERVER, ROOT] },
     },
     {
       name: 'base-to-room',
       severity: 'error',
       comment: 'A shared top-level module (config, errors, ids, logger, …) imports a room. Base modules sit below everything.',
       from: { path: BASE, pathNot: ROOT },
-      to: { path: [DOORS, CORE, BOTTOM, ROOT] },
+      to: { path: [DOORS, KIT, SERVER, CORE, BOTTOM, ROOT] },
     },
     {
       name: 'no-circular',

@@ -14,7 +14,7 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { checkFingerprint, readFingerprint, WATCHED_CATALOGS, type CatalogReference } from '../src/engines/postgres-catalog-freshness.ts';
+import { checkFingerprint, readFingerprint, WATCHED_CATALOGS, type CatalogReference } from '../src/engines/postgres/postgres-catalog-freshness.ts';
 import { freshPostgresDatabase } from '../test/support/databases.ts';
 import { LEGACY_FINGERPRINT } from '../test/support/legacy-catalog-fingerprint.ts';
 import { option } from './support/args.ts';

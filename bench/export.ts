@@ -10,7 +10,7 @@
 // the request (VmRSS of /proc/<pid>/status sampled every 10 ms; VmHWM would include start-up).
 // Usage:
 //   node --import tsx bench/export.ts [--runs 3] [--rows 1000000] [--pg postgres://postgres@127.0.0.1:5432/test]
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';

@@ -18,7 +18,7 @@
 // Creates a temp PostgreSQL database of that many tables (three targets: customers, orders,
 // order_items), then prints the size of `tools/list` and of finding and describing the three
 // targets with list_tables + describe_table against search_objects (issue 18 item 3).
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,8 +29,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { option } from './support/args.ts';
 import { loadConfig } from '../src/config.ts';
 import { createConnection } from '../src/connections/connections.ts';
-import { buildApp } from '../src/http/app.ts';
-import { frontDoors } from '../src/http/front-doors.ts';
+import { buildApp } from '../src/server/app.ts';
+import { frontDoors } from '../src/server/front-doors.ts';
 import { closeServices, createServices } from '../src/services.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';

@@ -16,24 +16,24 @@
 //                       guard's worker thread (first and warm), and the longest the event loop
 //                       was held meanwhile (it must not be: the judging is off the loop)
 // Usage: node --import tsx bench/query-core.ts [--ops 20000] [--pg postgres://postgres@127.0.0.1:5432/test]
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createConnection, getConnectionRow } from '../src/connections/connections.ts';
-import { PipelinedStatement, type Step } from '../src/engines/postgres-batch.ts';
-import { RESEED } from '../src/engines/postgres.ts';
-import { TEXT_TYPES } from '../src/engines/postgres-cursor.ts';
+import { PipelinedStatement, type Step } from '../src/engines/postgres/postgres-batch.ts';
+import { RESEED } from '../src/engines/postgres/postgres.ts';
+import { TEXT_TYPES } from '../src/engines/postgres/postgres-cursor.ts';
 import { writeHistory } from '../src/history/history.ts';
 import { createLogger } from '../src/logger.ts';
-import { decideStatement } from '../src/query/decide.ts';
+import { decideStatement } from '../src/guard/decide.ts';
 import { runQuery } from '../src/query/run.ts';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { readCatalogText } from '../src/engines/postgres-catalog-rows.ts';
-import { buildCatalogOffThread } from '../src/sql/catalog-off-thread.ts';
-import { classifyStatement } from '../src/sql/guard.ts';
+import { readCatalogText } from '../src/engines/postgres/postgres-catalog-rows.ts';
+import { buildCatalogOffThread } from '../src/guard/catalog-off-thread.ts';
+import { classifyStatement } from '../src/guard/guard.ts';
 import { closeServices, createServices } from '../src/services.ts';
 import { authenticateKey, createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';

@@ -5,7 +5,7 @@
 //   dbq        — `dbq serve` in a child process, POST /api/query with an admin key
 // 32 concurrent clients, DURATION seconds per case (default 10). Usage:
 //   node --import tsx bench/query-overhead.ts [--seconds 10] [--pg postgres://postgres@127.0.0.1:5432/test]
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -5,7 +5,7 @@
 // It is only read: the databases are copied to a temporary directory first, and the
 // connections point at the copies.
 //
-// For each gold query: decideStatement() (src/query/decide.ts, the guard plus what only the
+// For each gold query: decideStatement() (src/guard/decide.ts, the guard plus what only the
 // connection can answer) must say `read`; each accepted query is then executed the way
 // /api/query runs a read (engine read-only mode, timeout, row and byte caps). Prints the total,
 // the refusals (target 0) with up to 20 examples, the execution failures, and the median time
@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { toEngineConfig } from '../src/connections/connections.ts';
 import type { Engine } from '../src/engines/engine.ts';
 import { createEngine } from '../src/engines/index.ts';
-import { decideStatement } from '../src/query/decide.ts';
+import { decideStatement } from '../src/guard/decide.ts';
 
 interface Question {
   db_id: string;

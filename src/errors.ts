@@ -1,5 +1,5 @@
 // One error class per envelope `code` of the API contract. Core code throws these;
-// src/http/error-handler.ts is the only place they become HTTP responses, and the MCP
+// src/http-kit/error-handler.ts is the only place they become HTTP responses, and the MCP
 // tools turn them into `isError` tool results. docs/errors.md lists the same table and
 // test/error-table.test.ts fails when the two disagree.
 
@@ -226,7 +226,7 @@ export class SessionCapacityError extends DbqError {
 }
 
 /** The process is stopping (SIGTERM): a request that arrives meanwhile, or a statement the
- * grace period cut (src/http/shutdown-gate.ts). Answered with `Retry-After` and
+ * grace period cut (src/server/shutdown-gate.ts). Answered with `Retry-After` and
  * `Connection: close`, so a client or balancer retries on another process. */
 export class ShuttingDownError extends DbqError {
   static readonly RETRY_AFTER_SECONDS = 1;

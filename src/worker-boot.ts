@@ -1,7 +1,7 @@
 // Starts a worker thread on a module of src/. The compiled build (dist/server) runs the .js
 // beside the caller; from the TypeScript sources (development, tests) the worker loads the .ts
 // through tsx's API: a worker's own `--import tsx` is registered too late for its entry module.
-// Shared by the guard's worker (src/sql/off-thread.ts) and the pattern worker
+// Shared by the guard's worker (src/guard/off-thread.ts) and the pattern worker
 // (src/access/pattern-match.ts).
 import { createRequire } from 'node:module';
 import path from 'node:path';

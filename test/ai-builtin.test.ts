@@ -16,7 +16,7 @@ import { generateSql } from '../src/ai/generate.ts';
 import { createProvider } from '../src/ai/providers/index.ts';
 import { buildSchemaContext, renderSchema, type SchemaContext } from '../src/ai/schema-context.ts';
 import { createSampleSqlite, readShopSql } from '../src/sample/load-sample.ts';
-import { classifyStatement } from '../src/sql/guard.ts';
+import { classifyStatement } from '../src/guard/guard.ts';
 import { introspectSqlite, sameResult, type EvalQuestion } from '../scripts/eval-ai.ts';
 
 const questions = JSON.parse(readFileSync(new URL('./fixtures/ai-questions.json', import.meta.url), 'utf8')) as EvalQuestion[];

@@ -3,7 +3,7 @@
 // carry the schema's CREATE TABLE text), the correction loop (a broken first answer is sent
 // back with the database's error), retries on 429/5xx, timeouts, and the rule that a caller
 // who may only read never gets a write back, whatever the model says. classify is the real
-// read-only guard (src/sql/guard.ts); validate prepares the SQL on the real sample database.
+// read-only guard (src/guard/guard.ts); validate prepares the SQL on the real sample database.
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -17,7 +17,7 @@ import { generateSql, type GenerateDeps } from '../src/ai/generate.ts';
 import { createProvider, type ProviderConfig } from '../src/ai/providers/index.ts';
 import { buildSchemaContext, type SchemaContext } from '../src/ai/schema-context.ts';
 import { createSampleSqlite } from '../src/sample/load-sample.ts';
-import { classifyStatement } from '../src/sql/guard.ts';
+import { classifyStatement } from '../src/guard/guard.ts';
 import { introspectSqlite } from '../scripts/eval-ai.ts';
 
 interface Seen {

@@ -1,4 +1,4 @@
-// The function allowlists of MySQL/MariaDB and SQLite (src/sql/allowlist-*.ts), checked against
+// The function allowlists of MySQL/MariaDB and SQLite (src/guard/allowlist-*.ts), checked against
 // the real servers rather than trusted: every listed name must exist (MariaDB 10.11 here, the
 // better-sqlite3 build), run inside a read-only transaction, and every keyword must really take
 // a parenthesis in a read without being callable. Names of MySQL or of newer MariaDB versions
@@ -10,8 +10,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MYSQL_FUNCTIONS, MYSQL_PAREN_KEYWORDS } from '../src/sql/allowlist-mysql.ts';
-import { SQLITE_FUNCTIONS, SQLITE_PAREN_KEYWORDS } from '../src/sql/allowlist-sqlite.ts';
+import { MYSQL_FUNCTIONS, MYSQL_PAREN_KEYWORDS } from '../src/guard/allowlist-mysql.ts';
+import { SQLITE_FUNCTIONS, SQLITE_PAREN_KEYWORDS } from '../src/guard/allowlist-sqlite.ts';
 import { MYSQL_URL } from './support/databases.ts';
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 // gets the 403 page. Screenshot: docs/screenshots/audit.png with DBQ_WEB_SCREENSHOTS=1.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actorOf, recordAudit } from '../src/access/audit.ts';
+import { actorOf, recordAudit } from '../src/audit/audit.ts';
 import { getWorkspace } from '../src/workspaces/workspaces.ts';
 import { setUserRole } from '../src/workspaces/users.ts';
 import { ADMIN, type BrowserHarness, poll, READER, shot, signInAt, startBrowserHarness } from './support/browser.ts';

@@ -5,18 +5,18 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliActor, recordAudit, type Actor } from '../src/access/audit.ts';
-import { auditQuerySchema, listAudit, pruneAudit } from '../src/access/audit-list.ts';
+import { cliActor, recordAudit, type Actor } from '../src/audit/audit.ts';
+import { auditQuerySchema, listAudit, pruneAudit } from '../src/audit/audit-list.ts';
 import { loadConfig } from '../src/config.ts';
 import { createConnection, deleteConnection, updateConnection } from '../src/connections/connections.ts';
-import { createSecretBox } from '../src/connections/secret-box.ts';
+import { createSecretBox } from '../src/secrets/secret-box.ts';
 import { InsufficientPermissionsError, InvalidRequestError } from '../src/errors.ts';
 import { firstIdAt } from '../src/ids.ts';
 import { openStore, type Store } from '../src/store/store.ts';
 import type { Principal } from '../src/workspaces/api-keys.ts';
 import { createUser, setUserDisabled, setUserRole } from '../src/workspaces/users.ts';
 import { createWorkspace, setWorkspacePlan, type Workspace } from '../src/workspaces/workspaces.ts';
-import { startServer } from '../src/http/server.ts';
+import { startServer } from '../src/server/server.ts';
 import { freshPostgresDatabase, tempDir } from './support/databases.ts';
 import { createHarness } from './support/harness.ts';
 

@@ -4,7 +4,7 @@
 // a failed sign-in records the email tried and never the password; the audit page and its
 // API are for admins only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueSetupToken } from '../src/web/setup-token.ts';
+import { issueSetupToken } from '../src/workspaces/setup-token.ts';
 import { hashPassword } from '../src/workspaces/passwords.ts';
 import { createWorkspace } from '../src/workspaces/workspaces.ts';
 import { createHarness, type Harness } from './support/harness.ts';

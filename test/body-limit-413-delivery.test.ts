@@ -4,7 +4,7 @@
 import net from 'node:net';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer } from '../src/http/server.ts';
+import { startServer } from '../src/server/server.ts';
 import { createHarness, type Harness } from './support/harness.ts';
 
 let h: Harness;

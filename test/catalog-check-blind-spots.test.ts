@@ -1,4 +1,4 @@
-// What the catalog change check (src/engines/postgres-catalog-freshness.ts) does not see, held
+// What the catalog change check (src/engines/postgres/postgres-catalog-freshness.ts) does not see, held
 // to what its header claims, on the real server:
 // - only the catalogs it watches: every catalog the load reads must be one of them;
 // - not in-place updates (heap_inplace_update keeps xmin): in the watched catalogs PostgreSQL
@@ -9,14 +9,14 @@
 import fs from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WATCHED_CATALOGS } from '../src/engines/postgres-catalog-freshness.ts';
+import { WATCHED_CATALOGS } from '../src/engines/postgres/postgres-catalog-freshness.ts';
 import { freshPostgresDatabase } from './support/databases.ts';
 
 /** The columns PostgreSQL 15 updates in place in the watched catalogs. */
 const IN_PLACE = ['relpages', 'reltuples', 'relallvisible', 'relfrozenxid', 'relminmxid', 'relhasindex', 'relhasrules', 'relhastriggers'];
 
 /** The load's SQL: the files beside the cache that read the catalog. */
-const LOAD_SOURCES = ['src/engines/postgres-catalog.ts', 'src/engines/postgres-catalog-rows.ts'].filter((f) => fs.existsSync(f));
+const LOAD_SOURCES = ['src/engines/postgres/postgres-catalog.ts', 'src/engines/postgres/postgres-catalog-rows.ts'].filter((f) => fs.existsSync(f));
 
 let db: { url: string; drop(): Promise<void> };
 let admin: pg.Client;

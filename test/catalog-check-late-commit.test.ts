@@ -16,9 +16,9 @@ import {
   readFingerprint,
   type CatalogSession,
   type CatalogStateQuery,
-} from '../src/engines/postgres-catalog-freshness.ts';
-import type { PostgresCatalog } from '../src/sql/read-policy.ts';
-import { decideStatement } from '../src/query/decide.ts';
+} from '../src/engines/postgres/postgres-catalog-freshness.ts';
+import type { PostgresCatalog } from '../src/guard/read-policy.ts';
+import { decideStatement } from '../src/guard/decide.ts';
 import { freshPostgresDatabase } from './support/databases.ts';
 import { postgresConfig } from './support/engines.ts';
 import { LEGACY_FINGERPRINT } from './support/legacy-catalog-fingerprint.ts';

@@ -1,10 +1,10 @@
-// The catalog change check's arithmetic on transaction ids (src/engines/postgres-catalog-freshness.ts),
+// The catalog change check's arithmetic on transaction ids (src/engines/postgres/postgres-catalog-freshness.ts),
 // on state rows shaped as the server returns them: xmin is 32 bits and wraps, so 64-bit ids are
 // rebuilt from age() relative to the next id; a reference too far behind, from another server,
 // or from a history that went backwards is never compared; frozen rows that alias an id in the
 // window are judged by their content. (The real-server cases: catalog-check-late-commit.test.ts.)
 import { describe, expect, it } from 'vitest';
-import { compareState, ctidsOf, parseState, referenceOf, type CatalogReference } from '../src/engines/postgres-catalog-freshness.ts';
+import { compareState, ctidsOf, parseState, referenceOf, type CatalogReference } from '../src/engines/postgres/postgres-catalog-freshness.ts';
 
 const SPACE = 2n ** 32n;
 

@@ -2,7 +2,7 @@
 // connection test answers differently for a closed port, an open one and one that speaks
 // another protocol, so an admin key could map the server's network; with the setting, a host
 // outside the list is refused before anything is dialled, with one answer whatever is there.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { createConnection } from '../src/connections/connections.ts';

@@ -2,7 +2,7 @@
 // cancel the rest on the database, then close pools and the store.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { startServer } from '../src/http/server.ts';
+import { startServer } from '../src/server/server.ts';
 import { createHarness, PG_URL } from './support/harness.ts';
 
 async function startWithGrace(graceMs: number) {

@@ -2,7 +2,7 @@
 // another dialect (PRAGMA is a read on SQLite only), must be the same as a fresh parse, and
 // must not be changeable by a caller.
 import { describe, expect, it } from 'vitest';
-import { classifyStatement } from '../src/sql/guard.ts';
+import { classifyStatement } from '../src/guard/guard.ts';
 
 describe('guard verdict cache', () => {
   it('keeps dialects apart, whichever is asked first', async () => {

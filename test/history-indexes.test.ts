@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { listHistory, type HistoryQuery } from '../src/history/history.ts';
 import type { Database } from '../src/store/schema.ts';
 import { openStore, type Store } from '../src/store/store.ts';

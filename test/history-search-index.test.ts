@@ -6,14 +6,14 @@
 // cursors, readers and other workspaces. bench/history-scale.ts times it on 10M entries.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { listHistory, pruneHistory, writeHistory, type HistoryEntry, type HistoryQuery } from '../src/history/history.ts';
 import { indexHistoryBatch, searchIndexApplies, searchWithIndex, startSearchIndexer } from '../src/history/search-index.ts';
 import { openStore, type Store } from '../src/store/store.ts';
 import { authenticateKey, createApiKey, type Principal } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { createWorkspace } from '../src/workspaces/workspaces.ts';
-import { startServer } from '../src/http/server.ts';
+import { startServer } from '../src/server/server.ts';
 import { tempDir } from './support/databases.ts';
 import { createHarness, PG_URL } from './support/harness.ts';
 

@@ -4,7 +4,7 @@
 // was answered 200 has its entry in the store after the process has exited.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { loadConfig } from '../src/config.ts';
 import { createConnection } from '../src/connections/connections.ts';
 import { createLogger } from '../src/logger.ts';

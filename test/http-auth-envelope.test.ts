@@ -1,6 +1,6 @@
 // Authentication, the envelope, workspace addressing and isolation, and the operational
 // endpoints, through the real Fastify app (inject) on a real store.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, revokeApiKey, listApiKeys } from '../src/workspaces/api-keys.ts';
 import { createUser, setUserDisabled, setUserRole } from '../src/workspaces/users.ts';

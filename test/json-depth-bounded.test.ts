@@ -7,7 +7,7 @@
 // /healthz polled over HTTP meanwhile.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, MAX_JSON_VALUES, scanJsonText } from '../src/http/json-body.ts';
+import { MAX_JSON_DEPTH, MAX_JSON_VALUES, scanJsonText } from '../src/server/json-body.ts';
 import { PARAM_OBJECT_DEPTH } from '../src/query/run.ts';
 import { createMcpHarness, type McpHarness } from './support/mcp-harness.ts';
 

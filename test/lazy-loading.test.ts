@@ -6,9 +6,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { CAPABILITIES } from '../src/engines/index.ts';
-import { createMysqlEngine } from '../src/engines/mysql.ts';
-import { createPostgresEngine } from '../src/engines/postgres.ts';
-import { createSqliteEngine } from '../src/engines/sqlite.ts';
+import { createMysqlEngine } from '../src/engines/mysql/mysql.ts';
+import { createPostgresEngine } from '../src/engines/postgres/postgres.ts';
+import { createSqliteEngine } from '../src/engines/sqlite/sqlite.ts';
 import type { EngineConfig } from '../src/engines/engine.ts';
 
 const run = promisify(execFile);

@@ -1,7 +1,7 @@
 // Key and connection look-ups are memoised on the SQLite store for speed. The cache must never
 // serve a stale answer: not after our own writes, and not after another process (a second
 // SQLite connection standing in for the CLI) commits a change.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -4,7 +4,7 @@
 // would; B checks each message as A would, counts it, relays it to A through Redis and answers
 // with A's reply (SSE: the answer arrives on A's stream). Misuse is refused at B, a revoked
 // key closes the session on A, and once A is gone B answers 404 for its sessions.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

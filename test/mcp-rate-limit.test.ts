@@ -1,7 +1,7 @@
 // Each JSON-RPC message POSTed over MCP counts one request against the workspace's plan, like
 // one /api request: RateLimit-* headers on the POST responses of both transports, and past the
 // free plan's 60 per minute a 429 envelope — the SDK client's call fails, nothing runs.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

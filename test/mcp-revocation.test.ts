@@ -1,7 +1,7 @@
 // The key is checked again on every message, not once per session: revoking it, disabling its
 // user or demoting the user changes what an already open session may do at its very next
 // call, on both transports — and a dead key's session is closed.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../src/workspaces/api-keys.ts';
 import { setUserDisabled, setUserRole } from '../src/workspaces/users.ts';

@@ -2,7 +2,7 @@
 // must not stop dbq: both keep serving, each enforces the limits on its own (per process)
 // and logs one warning; when Redis is back they share one count again. The test runs its own
 // redis-server on a free port and kills it, so the machine's Redis is never disturbed.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';

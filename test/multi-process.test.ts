@@ -6,7 +6,7 @@
 // store's change notifications: test/store-change-notify.test.ts).
 // Requests come from 127.0.0.1 with DBQ_TRUST_PROXY=loopback, so each test names its own
 // client address in X-Forwarded-For and the failed-authentication budgets stay apart.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';

@@ -1,10 +1,10 @@
-// src/sql/read-policy-mysql.ts alone, without a server: which names of a statement reach which
+// src/guard/read-policy-mysql.ts alone, without a server: which names of a statement reach which
 // view (qualified, in the default database, `.v`, any case), that views are followed through
 // the views they read, and how definitions and column expressions are judged. The same rules
 // against the real MariaDB: test/readonly-v3-mysql-plan-only.test.ts.
 import { describe, expect, it } from 'vitest';
-import { classifyMysql } from '../src/sql/guard-mysql.ts';
-import { buildViewCatalog, findExpressionRefusal, followViews, type MysqlViewRow } from '../src/sql/read-policy-mysql.ts';
+import { classifyMysql } from '../src/guard/guard-mysql.ts';
+import { buildViewCatalog, findExpressionRefusal, followViews, type MysqlViewRow } from '../src/guard/read-policy-mysql.ts';
 
 // Definitions as MariaDB 10.11 prints them in information_schema.VIEWS.
 const ROWS: MysqlViewRow[] = [

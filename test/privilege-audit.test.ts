@@ -8,8 +8,8 @@ import { createRequire } from 'node:module';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assessMysqlGrants, parseGrant } from '../src/engines/mysql-privileges.ts';
-import { scramVerifier } from '../src/engines/postgres-privileges.ts';
+import { assessMysqlGrants, parseGrant } from '../src/engines/mysql/mysql-privileges.ts';
+import { scramVerifier } from '../src/engines/postgres/postgres-privileges.ts';
 import { createHarness, MYSQL_URL, PG_URL, type Harness } from './support/harness.ts';
 
 let h: Harness;

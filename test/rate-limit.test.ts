@@ -3,13 +3,13 @@
 // through the real /api, plan changes applying at the next request, and the per-address
 // limiter on failed authentications (X-Forwarded-For only from a trusted proxy).
 // Several processes sharing one budget: test/multi-process*.test.ts.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { installErrorHandling } from '../src/http/error-handler.ts';
+import { installErrorHandling } from '../src/http-kit/error-handler.ts';
 import { requestAdmitted, requestLimitHook, sendLimitHeaders, startRequestLimit } from '../src/limits/http.ts';
 import { addressKey, consumeRequest, createLimits, type LimitState, type Limits } from '../src/limits/limits.ts';
 import { createLogger } from '../src/logger.ts';

@@ -11,8 +11,8 @@ import {
   type CatalogRows,
   type CatalogTypeRow,
   type Collectors,
-} from '../src/sql/read-policy.ts';
-import type { PostgresReferences } from '../src/sql/verdict.ts';
+} from '../src/guard/read-policy.ts';
+import type { PostgresReferences } from '../src/guard/verdict.ts';
 
 const INT4 = 23;
 const TEXT = 25;

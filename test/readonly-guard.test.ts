@@ -1,7 +1,7 @@
 // The read-only guard decides which keys may run a statement (API.md, "Roles and permissions").
 // A miss here is stopped by the engine's read-only mode only for plain writes; locks, sleeps,
 // file access and session settings get through that backstop, so each attack family is pinned.
-// The whole decision is asked (src/query/decide.ts): the parser, then the connection's own
+// The whole decision is asked (src/guard/decide.ts): the parser, then the connection's own
 // catalog (PostgreSQL) or compiler (text the parser cannot read), on the real servers.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,13 +9,13 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE_NAMES, type Engine, type EngineName } from '../src/engines/engine.ts';
 import { createEngine } from '../src/engines/index.ts';
-import { decideStatement } from '../src/query/decide.ts';
-import { findDisallowedCall } from '../src/sql/call-gate.ts';
-import { classifyStatement } from '../src/sql/guard.ts';
-import { MYSQL_FUNCTIONS, MYSQL_PAREN_KEYWORDS } from '../src/sql/allowlist-mysql.ts';
-import { SQLITE_FUNCTIONS, SQLITE_PAREN_KEYWORDS } from '../src/sql/allowlist-sqlite.ts';
+import { decideStatement } from '../src/guard/decide.ts';
+import { findDisallowedCall } from '../src/guard/call-gate.ts';
+import { classifyStatement } from '../src/guard/guard.ts';
+import { MYSQL_FUNCTIONS, MYSQL_PAREN_KEYWORDS } from '../src/guard/allowlist-mysql.ts';
+import { SQLITE_FUNCTIONS, SQLITE_PAREN_KEYWORDS } from '../src/guard/allowlist-sqlite.ts';
 import { tempDir } from './support/databases.ts';
-import { findStatementShape, lexSql } from '../src/sql/sql-lexer.ts';
+import { findStatementShape, lexSql } from '../src/guard/sql-lexer.ts';
 import { ATTACK_STATEMENTS } from './fixtures/attack-statements.ts';
 import { READ_STATEMENTS } from './fixtures/read-statements.ts';
 

@@ -1,5 +1,5 @@
 // Read-only guard v2, MySQL/MariaDB and SQLite: attacks written against the allowlist design
-// (src/sql/call-gate.ts, allowlist-mysql.ts, allowlist-sqlite.ts, src/query/decide.ts's
+// (src/guard/call-gate.ts, allowlist-mysql.ts, allowlist-sqlite.ts, src/guard/decide.ts's
 // stored-function check), replayed through POST /api/query with a read-only user's key on a
 // fresh MariaDB database and a fresh SQLite file.
 //

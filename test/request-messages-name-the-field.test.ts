@@ -1,7 +1,7 @@
 // Messages that misled ("A newcomer's first hour"): a `__proto__` key was reported as
 // "Invalid JSON body", connectionId and url together as "Invalid input", `?limit=abc` as
 // "received NaN"; a NUL character in a connection URL was saved. Each now names the field.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addConnection } from '../src/connections/save-connection.ts';
 import { InvalidRequestError } from '../src/errors.ts';

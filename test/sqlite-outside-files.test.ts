@@ -10,7 +10,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../src/engines/index.ts';
-import { classifySqlite } from '../src/sql/guard-sqlite.ts';
+import { classifySqlite } from '../src/guard/guard-sqlite.ts';
 import { sqliteConfig } from './support/engines.ts';
 import { createHarness, workspaceSqliteDir, type Harness } from './support/harness.ts';
 
@@ -124,7 +124,7 @@ describe('SQLite statements that reach other files', () => {
   });
 
   it('never loads an extension: the runner has no loadExtension call, SQL load_extension is not authorized', async () => {
-    const runner = fs.readFileSync(new URL('../src/engines/sqlite-runner.mjs', import.meta.url), 'utf8');
+    const runner = fs.readFileSync(new URL('../src/engines/sqlite/sqlite-runner.mjs', import.meta.url), 'utf8');
     expect(runner).not.toMatch(/loadExtension\s*\(/);
     expect(runner).not.toMatch(/enable_load_extension|unsafeMode\s*\(/);
     const engine = createEngine(sqliteConfig());

@@ -2,7 +2,7 @@
 // DBQ_SQLITE_DIR/<workspace slug>/ only. Before, every workspace shared DBQ_SQLITE_DIR, so an
 // admin of workspace `other` could add {"url":"sqlite:shop.db"} and read and write `default`'s
 // file, and the create/test answers told which file names existed.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

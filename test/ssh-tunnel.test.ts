@@ -16,7 +16,7 @@ import { InsufficientPermissionsError } from '../src/errors.ts';
 import { parseConnectionUrl } from '../src/connections/connection-url.ts';
 import { parseConnectionTargets, pinConnectionTarget } from '../src/connections/connection-targets.ts';
 import { createEngine } from '../src/engines/index.ts';
-import { parseHostKey } from '../src/engines/ssh-host-key.ts';
+import { parseHostKey } from '../src/engines/ssh/ssh-host-key.ts';
 import { createHarness, MYSQL_URL, PG_URL, tempDir, type Harness } from './support/harness.ts';
 
 const run = promisify(execFile);

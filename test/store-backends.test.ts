@@ -1,10 +1,10 @@
 // The metadata store suite, run against both backends: SQLite (the default) and a fresh
 // PostgreSQL database. Same code path (Kysely), same assertions.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createConnection, fieldsOf, getConnectionRow, updateConnection } from '../src/connections/connections.ts';
-import { createSecretBox } from '../src/connections/secret-box.ts';
+import { createSecretBox } from '../src/secrets/secret-box.ts';
 import { InvalidApiKeyError } from '../src/errors.ts';
 import { listHistory, pruneHistory, writeHistory } from '../src/history/history.ts';
 import { firstIdAt } from '../src/ids.ts';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toolChangesOf } from '../src/access/tool-changes.ts';
+import { toolChangesOf } from '../src/tools/tool-changes.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createMcpHarness, dataOf, eventually, textOf, TRANSPORTS, type McpHarness } from './support/mcp-harness.ts';
 import { workspaceSqliteDir } from './support/harness.ts';

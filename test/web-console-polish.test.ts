@@ -4,7 +4,7 @@
 // connections table at phone width. Screenshots as in web-browser.test.ts.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueSetupToken } from '../src/web/setup-token.ts';
+import { issueSetupToken } from '../src/workspaces/setup-token.ts';
 import { createWorkspace } from '../src/workspaces/workspaces.ts';
 import { ADMIN, type BrowserHarness, type Credentials, poll, READER, setSql, shot, signInAt, startBrowserHarness } from './support/browser.ts';
 import type { Harness } from './support/harness.ts';

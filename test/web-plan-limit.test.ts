@@ -3,7 +3,7 @@
 // requests spent over REST, console queries still answered 200. Now they take from the same
 // count and answer past it with the API's 429 envelope and headers; and what the console
 // spends, REST and MCP no longer have.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,13 +1,13 @@
 // Web app sessions through inject(): the cookie's flags, hashed storage, CSRF refusals, the
 // per-request user check (a disabled user's session dies), admin-only endpoints, the sign-in
 // rate limit and the one-time setup token. The browser-level flows are in web-browser.test.ts.
-import { cliActor } from '../src/access/audit.ts';
+import { cliActor } from '../src/audit/audit.ts';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureSample } from '../src/cli/serve.ts';
 import { listHistory } from '../src/history/history.ts';
-import { issueSetupToken } from '../src/web/setup-token.ts';
-import { csrfTokenFor } from '../src/web/sessions.ts';
+import { issueSetupToken } from '../src/workspaces/setup-token.ts';
+import { csrfTokenFor } from '../src/console/sessions.ts';
 import { hashPassword } from '../src/workspaces/passwords.ts';
 import { createUser, setUserDisabled, setUserRole } from '../src/workspaces/users.ts';
 import { createWorkspace } from '../src/workspaces/workspaces.ts';

@@ -7,7 +7,7 @@
 // and the page (after the sign-in form) each apply the rule; both are held to one table here.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { safeNext } from '../src/web/routes/pages.ts';
+import { safeNext } from '../src/console/routes/pages.ts';
 import { hashPassword } from '../src/workspaces/passwords.ts';
 import { safeNextTarget } from '../web/src/next-target.ts';
 import { ensureWebBuild, launchChromium } from './support/browser.ts';

@@ -1,5 +1,5 @@
 // Vite build of the web app (issue 6). `npm run build:web` (also run by `prepare`, so on every
-// `npm install` / `npm ci`) writes dist/web/, which src/web/ serves: index.html as the shell
+// `npm install` / `npm ci`) writes dist/web/, which src/console/ serves: index.html as the shell
 // of every page, assets under /ui/assets/ (hashed names, cached for good).
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';

@@ -7,7 +7,7 @@
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import pg from 'pg';
-import { cliActor } from '../../src/access/audit.ts';
+import { cliActor } from '../../src/audit/audit.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createConnection } from '../../src/connections/connections.ts';
 import { createLogger } from '../../src/logger.ts';

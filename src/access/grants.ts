@@ -5,13 +5,13 @@
 import type { Kysely } from 'kysely';
 import { ConflictError, ConnectionNotFoundError, InvalidRequestError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
-import { recordAudit, type Actor } from './audit.ts';
+import { recordAudit, type Actor } from '../audit/audit.ts';
 import { getConnectionRow, toRecord, type ConnectionRecord, type StoredConnectionRow } from '../connections/connections.ts';
 import type { ConnectionRow, Database } from '../store/schema.ts';
 import type { Memo } from '../store/store.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { assertAdmin, assertKeyAllowsConnection, keyAllowsConnection } from './scope.ts';
-import { toolChangesOf } from './tool-changes.ts';
+import { toolChangesOf } from '../tools/tool-changes.ts';
 
 interface Deps {
   db: Kysely<Database>;

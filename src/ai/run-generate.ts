@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, type Engine } from '../engines/engine.ts';
 import type { Services } from '../services.ts';
-import { decideStatement } from '../query/decide.ts';
+import { decideStatement } from '../guard/decide.ts';
 import type { ConnectionRow } from '../store/schema.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { runQuery, type QueryResult } from '../query/run.ts';

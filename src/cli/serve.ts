@@ -2,17 +2,17 @@ import path from 'node:path';
 import type { Config } from '../config.ts';
 import { createConnection, getConnectionRow } from '../connections/connections.ts';
 import { ConnectionNotFoundError } from '../errors.ts';
-import { buildApp } from '../http/app.ts';
-import { exitOnSignals, startServer } from '../http/server.ts';
-import { ensureWorkspaceSqliteDir } from '../connections/sqlite-path.ts';
+import { buildApp } from '../server/app.ts';
+import { exitOnSignals, startServer } from '../server/server.ts';
+import { ensureWorkspaceSqliteDir } from '../sqlite-files/sqlite-path.ts';
 import { createSampleSqlite } from '../sample/load-sample.ts';
 import { createServices, type Services } from '../services.ts';
 import { ensureDefaultWorkspace, getWorkspace } from '../workspaces/workspaces.ts';
 import { PLAN_LIMITS } from '../limits/plans.ts';
 import { listUsers } from '../workspaces/users.ts';
-import { frontDoors } from '../http/front-doors.ts';
-import { issueSetupToken } from '../web/setup-token.ts';
-import { cliActor } from '../access/audit.ts';
+import { frontDoors } from '../server/front-doors.ts';
+import { issueSetupToken } from '../workspaces/setup-token.ts';
+import { cliActor } from '../audit/audit.ts';
 
 export const SAMPLE_CONNECTION = 'sample';
 
@@ -56,7 +56,7 @@ export async function serve(config: Config, opts: { sample: boolean }): Promise<
   );
   if (!config.storeUrl) lines.push(`  Store: ${config.dataDir}  (admin commands elsewhere: ./bin/dbq --data-dir ${config.dataDir} …)`);
   if (users.length === 0) {
-    // One-time link for the web app's first admin (src/web/setup-token.ts); dead once a user exists.
+    // One-time link for the web app's first admin (src/workspaces/setup-token.ts); dead once a user exists.
     const setupToken = await issueSetupToken(svc.db, 'default');
     if (setupToken) {
       lines.push('', 'No users yet. Create the first admin in the browser (this link works once):', `  ${shown}/setup?token=${setupToken}`);

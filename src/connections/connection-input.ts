@@ -2,8 +2,8 @@
 // fields, the SSH bastion and the reader credentials, each refused with a message naming the
 // field. Split from connections.ts (storage and the public record).
 import { InvalidRequestError } from '../errors.ts';
-import { parseHostKey } from '../engines/ssh-host-key.ts';
-import type { SshSettings } from '../engines/ssh-tunnel.ts';
+import { parseHostKey } from '../engines/ssh/ssh-host-key.ts';
+import type { SshSettings } from '../engines/ssh/ssh-tunnel.ts';
 import type { AdHocConnectionInput, ReaderCredentials } from './connections.ts';
 import { parseConnectionUrl, type ConnectionFields } from './connection-url.ts';
 

@@ -1,7 +1,7 @@
 // Pure parsing of the connection URLs the API and CLI accept. Only the settings dbq knows are
 // taken from a URL; anything else in the query string is refused rather than passed to a
 // driver (libpq-style `options=-c …`, `sslkey=/path`, mysql `localInfile=true`).
-import type { SshSettings } from '../engines/ssh-tunnel.ts';
+import type { SshSettings } from '../engines/ssh/ssh-tunnel.ts';
 import { InvalidRequestError } from '../errors.ts';
 import type { EngineName } from '../engines/engine.ts';
 

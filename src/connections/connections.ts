@@ -1,7 +1,7 @@
 // Connection records: validation, storage with sealed secrets, and the public shape (which
 // never carries a password, in no endpoint, log or error).
 import type { Kysely } from 'kysely';
-import { inTransaction, recordAudit, type Actor } from '../access/audit.ts';
+import { inTransaction, recordAudit, type Actor } from '../audit/audit.ts';
 import { z } from 'zod';
 import { ConflictError, ConnectionNotFoundError, InvalidRequestError } from '../errors.ts';
 import { ENGINE_NAMES, type EngineConfig, type ReadAccess } from '../engines/engine.ts';
@@ -10,9 +10,9 @@ import type { ConnectionRow, Database } from '../store/schema.ts';
 import type { Memo } from '../store/store.ts';
 import { checkConnectionTarget, type ConnectionTargets } from './connection-targets.ts';
 import type { ConnectionFields } from './connection-url.ts';
-import type { SecretBox } from './secret-box.ts';
-import type { SshSettings } from '../engines/ssh-tunnel.ts';
-import { resolveSqlitePath, workspaceSqliteDir } from './sqlite-path.ts';
+import type { SecretBox } from '../secrets/secret-box.ts';
+import type { SshSettings } from '../engines/ssh/ssh-tunnel.ts';
+import { resolveSqlitePath, workspaceSqliteDir } from '../sqlite-files/sqlite-path.ts';
 import { createdChanges, secretsOf, updatedChanges } from './connection-audit.ts';
 import { refuseNulCharacters, resolveReader, resolveSettings } from './connection-input.ts';
 

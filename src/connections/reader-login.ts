@@ -4,8 +4,8 @@
 // (postgres-privileges.ts, mysql-privileges.ts).
 import { randomBytes } from 'node:crypto';
 import type { EngineName } from '../engines/engine.ts';
-import { mysqlReaderStatements } from '../engines/mysql-privileges.ts';
-import { postgresReaderStatements } from '../engines/postgres-privileges.ts';
+import { mysqlReaderStatements } from '../engines/mysql/mysql-privileges.ts';
+import { postgresReaderStatements } from '../engines/postgres/postgres-privileges.ts';
 import { DbqError, InvalidRequestError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { toEngineConfig, type ReaderCredentials } from './connections.ts';

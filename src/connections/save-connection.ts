@@ -1,7 +1,7 @@
 // Saving a connection from a front door (API, web, CLI): the record (connections.ts) plus what
 // needs the database itself: a login that can only read, made with the connection's own
 // credentials when asked (createReader), and the privilege audit of the credential reads use.
-import type { Actor } from '../access/audit.ts';
+import type { Actor } from '../audit/audit.ts';
 import type { Services } from '../services.ts';
 import {
   createConnection,

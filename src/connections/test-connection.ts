@@ -10,7 +10,7 @@ import type { Principal } from '../workspaces/api-keys.ts';
 import { adHocConnectionSchema, connectionSettingsShape, resolveReader, resolveSettings, toEngineConfig } from './connections.ts';
 import { checkConnectionTarget } from './connection-targets.ts';
 import { storeReadAccess } from './read-access.ts';
-import { workspaceSqliteDir } from './sqlite-path.ts';
+import { workspaceSqliteDir } from '../sqlite-files/sqlite-path.ts';
 import { getConnectionFor } from '../access/grants.ts';
 
 export const testConnectionSchema = z.union([

@@ -2,9 +2,9 @@
 // files beside this one (postgres.ts, mysql.ts, sqlite.ts); everything above talks to `Engine`.
 // Engine differences are named as capabilities rather than `if (engine === …)` elsewhere.
 
-import type { PostgresCatalog } from '../sql/read-policy.ts';
-import type { ReachRefusal } from '../sql/read-policy-mysql.ts';
-import type { MysqlName } from '../sql/verdict.ts';
+import type { PostgresCatalog } from '../guard/read-policy.ts';
+import type { ReachRefusal } from '../guard/read-policy-mysql.ts';
+import type { MysqlName } from '../guard/verdict.ts';
 import type { Deadline } from './deadline.ts';
 import type { StopSignal } from './stop.ts';
 
@@ -18,7 +18,7 @@ export const ENGINE_NAMES: readonly EngineName[] = ['postgres', 'mysql', 'sqlite
 /** Validated, decrypted settings an adapter needs to open connections. Built only from
  * validated record fields: no free-form driver `options`, no client key/cert paths, no
  * LOCAL INFILE, whatever the user sent. */
-import type { SshSettings } from './ssh-tunnel.ts';
+import type { SshSettings } from './ssh/ssh-tunnel.ts';
 
 export interface EngineConfig {
   engine: EngineName;
@@ -194,13 +194,13 @@ export interface Engine {
   /** MySQL: the first view among a read's names (or reached through them) whose definition is
    * not a read's; `planOnly` (an EXPLAIN of a write, run outside the read-only transaction),
    * also the first default or generated column of a table reached that runs code
-   * (src/sql/read-policy-mysql.ts). Undefined when nothing is refused. */
+   * (src/guard/read-policy-mysql.ts). Undefined when nothing is refused. */
   findReachRefusal?(reach: { names: readonly MysqlName[]; planOnly: boolean }): Promise<ReachRefusal | undefined>;
   /** Compile the statement without running it (SQLite prepare, MySQL PREPARE in a read-only
    * transaction); throws QueryFailedError when the engine cannot compile it. */
   inspect?(sql: string): Promise<StatementInfo>;
   /** Audit the credential on a fresh connection (not from the pool): what it can do beyond
-   * reading (src/engines/postgres-privileges.ts, mysql-privileges.ts). */
+   * reading (src/engines/postgres/postgres-privileges.ts, mysql-privileges.ts). */
   readAccess?(): Promise<ReadAccess>;
   /** Close the pool; in-flight statements are cancelled. */
   close(): Promise<void>;

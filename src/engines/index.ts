@@ -23,15 +23,15 @@ import type {
 } from './engine.ts';
 import type { ReadAccess } from './engine.ts';
 import { lazy } from '../lazy.ts';
-import type { PostgresCatalog } from '../sql/read-policy.ts';
+import type { PostgresCatalog } from '../guard/read-policy.ts';
 import type { Deadline } from './deadline.ts';
-import type { ReachRefusal } from '../sql/read-policy-mysql.ts';
-import type { MysqlName } from '../sql/verdict.ts';
+import type { ReachRefusal } from '../guard/read-policy-mysql.ts';
+import type { MysqlName } from '../guard/verdict.ts';
 
 const LOADERS: Record<EngineName, () => Promise<EngineFactory>> = {
-  postgres: lazy(async () => (await import('./postgres.ts')).createPostgresEngine),
-  mysql: lazy(async () => (await import('./mysql.ts')).createMysqlEngine),
-  sqlite: lazy(async () => (await import('./sqlite.ts')).createSqliteEngine),
+  postgres: lazy(async () => (await import('./postgres/postgres.ts')).createPostgresEngine),
+  mysql: lazy(async () => (await import('./mysql/mysql.ts')).createMysqlEngine),
+  sqlite: lazy(async () => (await import('./sqlite/sqlite.ts')).createSqliteEngine),
 };
 
 /** The adapters' own values (test/engine-lazy.test.ts checks they agree). */

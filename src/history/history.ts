@@ -49,7 +49,7 @@ export interface NewHistoryEntry {
   durationMs: number;
   error: string | null;
   source: HistorySource;
-  /** The curated tool run, if any (src/access/tools.ts). */
+  /** The curated tool run, if any (src/tools/tools.ts). */
   tool?: { name: string; version: number } | null;
 }
 

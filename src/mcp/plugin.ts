@@ -79,7 +79,7 @@ export function mcpPlugin(options: McpOptions = {}) {
     }, sweepEveryMs);
     sweep.unref();
 
-    // SIGTERM (src/http/server.ts): no new sessions, and each open one closes once its calls
+    // SIGTERM (src/server/server.ts): no new sessions, and each open one closes once its calls
     // are answered, so a tool call in flight gets its answer within the grace period.
     app.shutdownGate.whenStopping(() => {
       clearInterval(sweep);

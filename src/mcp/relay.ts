@@ -34,7 +34,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { SecretBox } from '../connections/secret-box.ts';
+import type { SecretBox } from '../secrets/secret-box.ts';
 import { InternalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Principal } from '../workspaces/api-keys.ts';

@@ -2,11 +2,11 @@
 // the built-in tool schemas are module constants, and the curated tools are read per tools/list.
 // While the session is open it watches its workspace's curated tools and sends
 // notifications/tools/list_changed when the set this session's key may run changes, whichever
-// process changed it (src/access/tool-changes.ts); the watch ends with the session.
+// process changed it (src/tools/tool-changes.ts); the watch ends with the session.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { FastifyBaseLogger } from 'fastify';
-import { toolChangesOf } from '../access/tool-changes.ts';
-import { listTools } from '../access/tools.ts';
+import { toolChangesOf } from '../tools/tool-changes.ts';
+import { listTools } from '../tools/tools.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { principalFromExtra } from './sessions.ts';

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidApiKeyError, NotFoundError, SessionCapacityError, ShuttingDownError, TooManySessionsError } from '../errors.ts';
-import { addressedWorkspace, authenticateRequest } from '../http/auth.ts';
+import { addressedWorkspace, authenticateRequest } from '../http-kit/auth.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { hashKey } from '../workspaces/key-format.ts';

@@ -5,7 +5,7 @@ import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { InvalidRequestError, ShuttingDownError } from '../errors.ts';
-import { authenticateRequest, bearerToken } from '../http/auth.ts';
+import { authenticateRequest, bearerToken } from '../http-kit/auth.ts';
 import type { Services } from '../services.ts';
 import { hashKey } from '../workspaces/key-format.ts';
 import { countMessages } from './limits.ts';

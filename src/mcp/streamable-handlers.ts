@@ -5,7 +5,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidRequestError } from '../errors.ts';
-import { authenticateRequest, bearerToken } from '../http/auth.ts';
+import { authenticateRequest, bearerToken } from '../http-kit/auth.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { hashKey } from '../workspaces/key-format.ts';

@@ -5,7 +5,7 @@
 // validate it against the tool's output schema. A 500 says only "Internal server error".
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
-import { envelopeOf, logFailure, toDbqError } from '../http/error-handler.ts';
+import { envelopeOf, logFailure, toDbqError } from '../http-kit/error-handler.ts';
 
 export function toToolResult(data: object): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data as Record<string, unknown> };

@@ -27,8 +27,8 @@ import {
 import { completeHistory, writeHistory, type HistoryOutcome, type HistorySource, type HistoryStatus, type NewHistoryEntry } from '../history/history.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
-import { decideStatement } from './decide.ts';
-import type { Verdict } from '../sql/verdict.ts';
+import { decideStatement } from '../guard/decide.ts';
+import type { Verdict } from '../guard/verdict.ts';
 import type { ConnectionRow } from '../store/schema.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 
@@ -135,7 +135,7 @@ export interface RunOptions {
   /** Forces the read-only path whatever the key (AI `execute` for read-only callers). */
   readOnly?: boolean;
   queryId?: string;
-  /** Set when a curated tool runs the statement (src/access/tools.ts): a toolsOnly key may run
+  /** Set when a curated tool runs the statement (src/tools/tools.ts): a toolsOnly key may run
    * it, and its history entry names the tool. */
   tool?: { name: string; version: number };
 }

@@ -92,7 +92,7 @@ export interface HistoryRow {
   tool_version: number | null;
 }
 
-/** A signed-in browser (src/web/sessions.ts). The cookie carries the token; only its hash is here. */
+/** A signed-in browser (src/console/sessions.ts). The cookie carries the token; only its hash is here. */
 export interface WebSessionRow {
   id: string;
   workspace_id: string;
@@ -137,7 +137,7 @@ export interface CuratedToolRow {
   description: string;
   connection_id: string;
   sql: string;
-  /** JSON ToolParameter[] (src/access/tools.ts). */
+  /** JSON ToolParameter[] (src/tools/tools.ts). */
   parameters: string;
   max_rows: number;
   created_by: string | null;
@@ -145,7 +145,7 @@ export interface CuratedToolRow {
   deleted_at: string | null;
 }
 
-/** Append-only: who changed who may do what (src/access/audit.ts). */
+/** Append-only: who changed who may do what (src/audit/audit.ts). */
 export interface AuditRow {
   id: string;
   workspace_id: string;

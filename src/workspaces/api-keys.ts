@@ -13,7 +13,7 @@ import { generateKey, hashKey, isWellFormedKey, keyPrefix } from './key-format.t
 import { getUserRow, type Role } from './users.ts';
 import { getWorkspace, type Plan } from './workspaces.ts';
 import { effectiveRole, parseStoredScope, type KeyScope } from '../access/scope.ts';
-import { cliActor, recordAudit, SYSTEM_ACTOR, type Actor } from '../access/audit.ts';
+import { cliActor, recordAudit, SYSTEM_ACTOR, type Actor } from '../audit/audit.ts';
 import { resolveExpiry, resolveKeyScope, type KeyCeiling, type KeyLifetimeRequest, type KeyScopeRequest } from '../access/key-scope-input.ts';
 
 export interface ApiKey {

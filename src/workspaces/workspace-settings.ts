@@ -4,7 +4,7 @@
 import type { Kysely } from 'kysely';
 import { InvalidRequestError } from '../errors.ts';
 import type { Database } from '../store/schema.ts';
-import { recordAudit, type Actor } from '../access/audit.ts';
+import { recordAudit, type Actor } from '../audit/audit.ts';
 import { getWorkspace, type Plan } from './workspaces.ts';
 
 export const MAX_KEY_DAYS_LIMIT = 3650;

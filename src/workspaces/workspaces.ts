@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { inTransaction, recordAudit, type Actor } from '../access/audit.ts';
+import { inTransaction, recordAudit, type Actor } from '../audit/audit.ts';
 import { ConflictError, InvalidRequestError, WorkspaceNotFoundError } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { Database, WorkspaceRow } from '../store/schema.ts';

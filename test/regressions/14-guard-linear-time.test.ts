@@ -5,8 +5,8 @@
 // refused statement keeps only its first 10 KB in history.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFUSED_SQL_KEPT } from '../../src/query/run.ts';
-import { classifyStatement } from '../../src/sql/guard.ts';
-import { findStatementShape, lexSql } from '../../src/sql/sql-lexer.ts';
+import { classifyStatement } from '../../src/guard/guard.ts';
+import { findStatementShape, lexSql } from '../../src/guard/sql-lexer.ts';
 import { ENGINE_NAMES } from '../../src/engines/engine.ts';
 import { createHarness, PG_URL, type Harness } from '../support/harness.ts';
 

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/store.ts';
 import { ensureDefaultWorkspace } from '../../src/workspaces/workspaces.ts';
-import { issueSetupToken, setupTokenUsable } from '../../src/web/setup-token.ts';
+import { issueSetupToken, setupTokenUsable } from '../../src/workspaces/setup-token.ts';
 import { freshPostgresDatabase, tempDir } from '../support/databases.ts';
 
 let store: Store;

@@ -4,7 +4,7 @@
 // bench's other fault rigs use too). Shared by test/faults/store-outage.test.ts and
 // bench/faults.ts, so the bench's figures come from the same set-up the test holds to.
 import pg from 'pg';
-import { cliActor } from '../../src/access/audit.ts';
+import { cliActor } from '../../src/audit/audit.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createConnection } from '../../src/connections/connections.ts';
 import { createLogger } from '../../src/logger.ts';

@@ -1,14 +1,14 @@
 // Builds a real dbq (store, services, Fastify app) in a temp data dir for one test file.
 // Nothing is mocked: the store is a real SQLite file (or a fresh PostgreSQL database), and
 // connections point at the machine's real PostgreSQL, MariaDB and SQLite.
-import { cliActor } from '../../src/access/audit.ts';
+import { cliActor } from '../../src/audit/audit.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { freshPostgresDatabase, tempDir } from './databases.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { buildApp } from '../../src/http/app.ts';
-import { frontDoors } from '../../src/http/front-doors.ts';
+import { buildApp } from '../../src/server/app.ts';
+import { frontDoors } from '../../src/server/front-doors.ts';
 import { createLogger } from '../../src/logger.ts';
 import { closeServices, createServices, type Services } from '../../src/services.ts';
 import { createApiKey } from '../../src/workspaces/api-keys.ts';

@@ -3,7 +3,7 @@
 // session registry the tests can watch, then bound to 127.0.0.1 on a free port. It has a
 // SQLite connection `lite` (a file under the harness's sqlite dir) and a PostgreSQL
 // connection `pg` (the machine's real server).
-import { cliActor } from '../../src/access/audit.ts';
+import { cliActor } from '../../src/audit/audit.ts';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { createConnection } from '../../src/connections/connections.ts';
-import { buildApp } from '../../src/http/app.ts';
+import { buildApp } from '../../src/server/app.ts';
 import { mcpPlugin, type McpOptions } from '../../src/mcp/plugin.ts';
 import { McpSessions } from '../../src/mcp/sessions.ts';
 import { createApiKey } from '../../src/workspaces/api-keys.ts';

@@ -10,14 +10,14 @@
 // `{ t: 'heap', heapUsed, rss }`; asked `{ t: 'snapshot', file }`, it writes a heap snapshot
 // there (for comparing retained objects by constructor) and answers `{ t: 'snapshot', file }`.
 // The measurement travels over IPC, never through an HTTP endpoint of the product.
-import { cliActor } from '../../src/access/audit.ts';
+import { cliActor } from '../../src/audit/audit.ts';
 import fs from 'node:fs';
 import { setImmediate as tick } from 'node:timers/promises';
 import v8 from 'node:v8';
 import { loadConfig } from '../../src/config.ts';
 import { createConnection } from '../../src/connections/connections.ts';
-import { buildApp } from '../../src/http/app.ts';
-import { frontDoors } from '../../src/http/front-doors.ts';
+import { buildApp } from '../../src/server/app.ts';
+import { frontDoors } from '../../src/server/front-doors.ts';
 import { closeServices, createServices } from '../../src/services.ts';
 import { createApiKey } from '../../src/workspaces/api-keys.ts';
 import { createUser } from '../../src/workspaces/users.ts';

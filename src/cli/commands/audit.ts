@@ -1,9 +1,9 @@
 // dbq audit list: the workspace's audit log, newest first, through the same listAudit the API
 // uses. Whoever runs the CLI holds the store, so reads it as an admin.
 import { type Command, Option } from 'commander';
-import { AUDIT_ACTIONS } from '../../access/audit.ts';
-import { auditQuerySchema, listAudit, type AuditEntry } from '../../access/audit-list.ts';
-import { parseInput } from '../../http/schema.ts';
+import { AUDIT_ACTIONS } from '../../audit/audit.ts';
+import { auditQuerySchema, listAudit, type AuditEntry } from '../../audit/audit-list.ts';
+import { parseInput } from '../../http-kit/schema.ts';
 import { getWorkspace } from '../../workspaces/workspaces.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
 

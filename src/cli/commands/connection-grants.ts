@@ -2,7 +2,7 @@
 // first grant turns a connection open to everyone into one for its granted users (admins
 // always keep it); audited as the local operator.
 import type { Command } from 'commander';
-import { cliActor } from '../../access/audit.ts';
+import { cliActor } from '../../audit/audit.ts';
 import { grantUser, readGrants, revokeUser, type Grants } from '../../access/grants.ts';
 import { getWorkspace } from '../../workspaces/workspaces.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';

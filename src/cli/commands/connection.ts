@@ -9,7 +9,7 @@ import { InvalidRequestError } from '../../errors.ts';
 import type { Principal } from '../../workspaces/api-keys.ts';
 import { getWorkspace, type Workspace } from '../../workspaces/workspaces.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
-import { cliActor } from '../../access/audit.ts';
+import { cliActor } from '../../audit/audit.ts';
 import { connectionGrantCommands } from './connection-grants.ts';
 
 /** Who reads log in as, and what the audit found (the record never carries a password). */

@@ -2,7 +2,7 @@
 // connections, curated tools only, an expiry); creation and revocation are audited as the
 // local operator.
 import { Option, type Command } from 'commander';
-import { cliActor } from '../../access/audit.ts';
+import { cliActor } from '../../audit/audit.ts';
 import { InvalidRequestError } from '../../errors.ts';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKey } from '../../workspaces/api-keys.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';

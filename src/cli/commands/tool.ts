@@ -1,10 +1,10 @@
 // dbq tool create|list|show|update|delete: curated tools, from the machine that holds the
 // store. Changes are audited with the local operator as actor, and connected MCP sessions of
-// the workspace are sent tools/list_changed within about a second (src/access/tool-changes.ts).
+// the workspace are sent tools/list_changed within about a second (src/tools/tool-changes.ts).
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { cliActor } from '../../access/audit.ts';
-import { createTool, deleteTool, listTools, updateTool, type ToolRecord } from '../../access/tools.ts';
+import { cliActor } from '../../audit/audit.ts';
+import { createTool, deleteTool, listTools, updateTool, type ToolRecord } from '../../tools/tools.ts';
 import { InvalidRequestError, ToolNotFoundError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { getWorkspace } from '../../workspaces/workspaces.ts';

@@ -1,9 +1,9 @@
 // dbq user create|set-role|set-password|reset-link|disable|enable|delete|list
 import { type Command, Option } from 'commander';
-import { issuePasswordToken, PASSWORD_LINK_PATH, type PasswordLink } from '../../web/password-token.ts';
+import { issuePasswordToken, PASSWORD_LINK_PATH, type PasswordLink } from '../../workspaces/password-token.ts';
 import { createUser, deleteUser, listUsers, setUserDisabled, setUserPassword, setUserRole } from '../../workspaces/users.ts';
 import type { Services } from '../../services.ts';
-import { cliActor } from '../../access/audit.ts';
+import { cliActor } from '../../audit/audit.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
 import { readNewPassword, readPasswordFromStdin } from '../password-input.ts';
 import { workspaceWebUrl } from '../workspace-url.ts';

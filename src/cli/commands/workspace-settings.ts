@@ -1,7 +1,7 @@
 // dbq workspace set-max-key-days: the longest lifetime of a new API key (audited as the local
 // operator). `none` removes the limit.
 import type { Command } from 'commander';
-import { cliActor } from '../../access/audit.ts';
+import { cliActor } from '../../audit/audit.ts';
 import { InvalidRequestError } from '../../errors.ts';
 import { MAX_KEY_DAYS_LIMIT, setMaxKeyDays } from '../../workspaces/workspace-settings.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';

@@ -1,9 +1,9 @@
 // dbq workspace create|set-plan|list
 import { type Command, Option } from 'commander';
-import { ensureWorkspaceSqliteDir, workspaceSqliteDir } from '../../connections/sqlite-path.ts';
+import { ensureWorkspaceSqliteDir, workspaceSqliteDir } from '../../sqlite-files/sqlite-path.ts';
 import { createWorkspace, listWorkspaces, setWorkspacePlan, PLANS } from '../../workspaces/workspaces.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
-import { cliActor } from '../../access/audit.ts';
+import { cliActor } from '../../audit/audit.ts';
 import { workspaceSettingsCommands } from './workspace-settings.ts';
 
 export function workspaceCommands(program: Command, ctx: CliContext): void {

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { generateInputSchema, runGenerate } from '../../ai/run-generate.ts';
 import type { Services } from '../../services.ts';
-import { principalOf } from '../auth.ts';
-import { clientGoneSignal } from '../client-gone.ts';
-import { jsonSchema, ok, parseInput, queryResultSchema, responses } from '../schema.ts';
+import { principalOf } from '../../http-kit/auth.ts';
+import { clientGoneSignal } from '../../http-kit/client-gone.ts';
+import { jsonSchema, ok, parseInput, queryResultSchema, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const generateResultSchema = z.object({

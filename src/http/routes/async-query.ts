@@ -6,8 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { cancelQuery, describeQuery } from '../../query/async-queries.ts';
 import type { Services } from '../../services.ts';
-import { principalOf } from '../auth.ts';
-import { jsonSchema, ok, parseInput, queryResultSchema, responses } from '../schema.ts';
+import { principalOf } from '../../http-kit/auth.ts';
+import { jsonSchema, ok, parseInput, queryResultSchema, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const paramsSchema = z.object({ queryId: z.string().min(1).max(100) });

@@ -1,10 +1,10 @@
-// GET /audit: the workspace's audit log, for admins (src/access/audit-list.ts).
+// GET /audit: the workspace's audit log, for admins (src/audit/audit-list.ts).
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { auditQuerySchema, listAudit } from '../../access/audit-list.ts';
+import { auditQuerySchema, listAudit } from '../../audit/audit-list.ts';
 import type { Services } from '../../services.ts';
-import { principalOf } from '../auth.ts';
-import { jsonSchema, ok, parseInput, responses } from '../schema.ts';
+import { principalOf } from '../../http-kit/auth.ts';
+import { jsonSchema, ok, parseInput, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const auditEntrySchema = z.object({

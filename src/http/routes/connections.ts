@@ -4,11 +4,11 @@ import { createConnectionSchema, deleteConnection, updateConnectionSchema } from
 import { addConnection, changeConnection } from '../../connections/save-connection.ts';
 import { testConnection, testConnectionSchema } from '../../connections/test-connection.ts';
 import type { Services } from '../../services.ts';
-import { principalOf, requireConnectionAdmin, requireUnscopedAdmin } from '../auth.ts';
-import { connectionRecordSchema, jsonSchema, ok, parseInput, readAccessSchema, responses } from '../schema.ts';
+import { principalOf, requireConnectionAdmin, requireUnscopedAdmin } from '../../http-kit/auth.ts';
+import { connectionRecordSchema, jsonSchema, ok, parseInput, readAccessSchema, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 import { listConnectionsFor } from '../../access/grants.ts';
-import { actorOf } from '../../access/audit.ts';
+import { actorOf } from '../../audit/audit.ts';
 
 const idParams = z.object({ id: z.string().min(1).max(200) });
 const testResultSchema = z.object({

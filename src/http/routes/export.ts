@@ -6,9 +6,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { exportInputSchema, openExport } from '../../query/export.ts';
 import type { Services } from '../../services.ts';
-import { principalOf } from '../auth.ts';
-import { clientGoneSignal } from '../client-gone.ts';
-import { jsonSchema, parseInput, responses } from '../schema.ts';
+import { principalOf } from '../../http-kit/auth.ts';
+import { clientGoneSignal } from '../../http-kit/client-gone.ts';
+import { jsonSchema, parseInput, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const streamed = {

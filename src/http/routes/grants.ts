@@ -2,11 +2,11 @@
 // or chosen users. Admins always may. Users left out find the connection absent everywhere.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { actorOf } from '../../access/audit.ts';
+import { actorOf } from '../../audit/audit.ts';
 import { getGrants, setGrants } from '../../access/grants.ts';
 import type { Services } from '../../services.ts';
-import { principalOf } from '../auth.ts';
-import { jsonSchema, ok, parseInput, responses } from '../schema.ts';
+import { principalOf } from '../../http-kit/auth.ts';
+import { jsonSchema, ok, parseInput, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const idParams = z.object({ id: z.string().min(1).max(200) });

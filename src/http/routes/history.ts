@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { historyQuerySchema, listHistory } from '../../history/history.ts';
 import type { Services } from '../../services.ts';
-import { principalOf } from '../auth.ts';
-import { historyEntrySchema, jsonSchema, ok, parseInput, responses } from '../schema.ts';
+import { principalOf } from '../../http-kit/auth.ts';
+import { historyEntrySchema, jsonSchema, ok, parseInput, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
 export function historyRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOptions): void {

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.ts';
 import { requestLimitHook } from '../../limits/http.ts';
-import { apiAuthHook } from '../auth.ts';
+import { apiAuthHook } from '../../http-kit/auth.ts';
 import { aiRoutes } from './ai.ts';
 import { auditRoutes } from './audit.ts';
 import { asyncQueryRoutes } from './async-query.ts';

@@ -4,13 +4,13 @@
 // admin here either. A key that creates a key hands out at most its own scope.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { actorOf } from '../../access/audit.ts';
+import { actorOf } from '../../audit/audit.ts';
 import { keyScopeInputShape } from '../../access/scope.ts';
 import { NotFoundError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { createApiKey, describeOwnKey, listApiKeys, revokeApiKey, type Principal } from '../../workspaces/api-keys.ts';
-import { principalOf, requireAdmin } from '../auth.ts';
-import { jsonSchema, ok, parseInput, responses } from '../schema.ts';
+import { principalOf, requireAdmin } from '../../http-kit/auth.ts';
+import { jsonSchema, ok, parseInput, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const scopeSchema = z.object({

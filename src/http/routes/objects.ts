@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, searchObjects, searchObjectsFields } from '../../connections/search-objects.ts';
+import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, searchObjects, searchObjectsFields } from '../../schema/search-objects.ts';
 import { queryInteger } from '../../history/history.ts';
 import type { Services } from '../../services.ts';
-import { principalOf } from '../auth.ts';
-import { jsonSchema, ok, parseInput, responses } from '../schema.ts';
+import { principalOf } from '../../http-kit/auth.ts';
+import { jsonSchema, ok, parseInput, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const idParams = z.object({ id: z.string().min(1).max(200) });

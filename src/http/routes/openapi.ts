@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { WorkspaceNotFoundError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { findWorkspace } from '../../workspaces/workspaces.ts';
-import { addressedWorkspace } from '../auth.ts';
+import { addressedWorkspace } from '../../http-kit/auth.ts';
 import type { RouteOptions } from './index.ts';
 
 /** Unauthenticated pages still answer 404 for a workspace that does not exist. */

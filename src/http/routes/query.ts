@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { queryInputSchema, runQuery } from '../../query/run.ts';
 import type { Services } from '../../services.ts';
-import { principalOf } from '../auth.ts';
+import { principalOf } from '../../http-kit/auth.ts';
 import { requestAdmitted } from '../../limits/http.ts';
-import { clientGoneController } from '../client-gone.ts';
-import { jsonSchema, ok, parseInput, queryResultSchema, responses } from '../schema.ts';
+import { clientGoneController } from '../../http-kit/client-gone.ts';
+import { jsonSchema, ok, parseInput, queryResultSchema, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const asyncAcceptedSchema = z.object({ queryId: z.string(), status: z.literal('running') });

@@ -1,14 +1,14 @@
 // Curated tools over REST: admins define them, anyone who may use the connection runs them.
-// Handlers only parse and call src/access/tools.ts, which the web app, the CLI and MCP share.
+// Handlers only parse and call src/tools/tools.ts, which the web app, the CLI and MCP share.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { actorOf } from '../../access/audit.ts';
-import { createTool, createToolSchema, deleteTool, getTool, listTools, runTool, runToolSchema, updateTool, updateToolSchema } from '../../access/tools.ts';
-import { parametersSchema } from '../../access/tool-params.ts';
+import { actorOf } from '../../audit/audit.ts';
+import { createTool, createToolSchema, deleteTool, getTool, listTools, runTool, runToolSchema, updateTool, updateToolSchema } from '../../tools/tools.ts';
+import { parametersSchema } from '../../tools/tool-params.ts';
 import type { Services } from '../../services.ts';
-import { principalOf } from '../auth.ts';
-import { clientGoneController } from '../client-gone.ts';
-import { jsonSchema, ok, parseInput, queryResultSchema, responses } from '../schema.ts';
+import { principalOf } from '../../http-kit/auth.ts';
+import { clientGoneController } from '../../http-kit/client-gone.ts';
+import { jsonSchema, ok, parseInput, queryResultSchema, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const nameParams = z.object({ name: z.string().min(1).max(200) });

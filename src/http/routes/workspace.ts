@@ -1,11 +1,11 @@
 // GET|PATCH /workspace: the addressed workspace and the settings its admins change live.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { actorOf } from '../../access/audit.ts';
+import { actorOf } from '../../audit/audit.ts';
 import type { Services } from '../../services.ts';
 import { getWorkspaceSettings, MAX_KEY_DAYS_LIMIT, setMaxKeyDays } from '../../workspaces/workspace-settings.ts';
-import { principalOf, requireAdmin } from '../auth.ts';
-import { jsonSchema, ok, parseInput, responses } from '../schema.ts';
+import { principalOf, requireAdmin } from '../../http-kit/auth.ts';
+import { jsonSchema, ok, parseInput, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const workspaceSchema = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { columnSchema } from '../../http/schema.ts';
+import { columnSchema } from '../../http-kit/schema.ts';
 import { queryInputSchema, runQuery } from '../../query/run.ts';
 import type { DbqTool } from './tool.ts';
 

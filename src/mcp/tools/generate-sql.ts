@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { columnSchema } from '../../http/schema.ts';
+import { columnSchema } from '../../http-kit/schema.ts';
 import { generateInputSchema, MAX_PROMPT_LENGTH, runGenerate } from '../../ai/run-generate.ts';
 import type { DbqTool } from './tool.ts';
 

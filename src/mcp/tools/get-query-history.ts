@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { HISTORY_STATUSES, historyQuerySchema, listHistory, type HistoryStatus } from '../../history/history.ts';
-import { historyEntrySchema } from '../../http/schema.ts';
+import { historyEntrySchema } from '../../http-kit/schema.ts';
 import type { DbqTool } from './tool.ts';
 
 const inputSchema = z

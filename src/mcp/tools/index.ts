@@ -1,5 +1,5 @@
 // The MCP tool list of a session: the built-in tools (one file each, schemas and handler) and
-// the workspace's curated tools (src/access/tools.ts), each a tool of its own with a JSON
+// the workspace's curated tools (src/tools/tools.ts), each a tool of its own with a JSON
 // Schema input built from its parameters. dbq answers tools/list and tools/call itself rather
 // than through McpServer.registerTool, because the list is per caller and changes while the
 // session is open: it is computed at every tools/list for the principal of that very message
@@ -10,8 +10,8 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type Tool, type ToolAnno
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import { assertRawAccess } from '../../access/scope.ts';
-import { listTools, runTool, type ToolRecord } from '../../access/tools.ts';
-import { zodToInvalidRequest } from '../../http/error-handler.ts';
+import { listTools, runTool, type ToolRecord } from '../../tools/tools.ts';
+import { zodToInvalidRequest } from '../../http-kit/error-handler.ts';
 import type { Services } from '../../services.ts';
 import type { Principal } from '../../workspaces/api-keys.ts';
 import { toToolError, toToolResult } from '../tool-result.ts';

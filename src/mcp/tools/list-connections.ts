@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { connectionRecordSchema } from '../../http/schema.ts';
+import { connectionRecordSchema } from '../../http-kit/schema.ts';
 import type { DbqTool } from './tool.ts';
 import { listConnectionsFor } from '../../access/grants.ts';
 

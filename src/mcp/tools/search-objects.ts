@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, searchObjects, searchObjectsFields } from '../../connections/search-objects.ts';
+import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, searchObjects, searchObjectsFields } from '../../schema/search-objects.ts';
 import type { DbqTool } from './tool.ts';
 
 const inputSchema = z
