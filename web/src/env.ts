@@ -1,4 +1,4 @@
-// What the server told this page (the <meta> tags src/web/shell.ts injects).
+// What the server told this page (the <meta> tags src/console/shell.ts injects).
 function meta(name: string): string {
   return document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content ?? '';
 }

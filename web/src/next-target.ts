@@ -2,7 +2,7 @@
 // workspace. Browsers drop tabs and newlines and read `\` as `/` before resolving a URL, so
 // `/<TAB>/evil.example` is `//evil.example` to them; `next` is resolved the way they resolve it
 // (WHATWG URL) and kept, normalised, only when it stays on this origin and under the
-// workspace's path. The server's GET /login applies the same rule (src/web/routes/pages.ts).
+// workspace's path. The server's GET /login applies the same rule (src/console/routes/pages.ts).
 
 export function safeNextTarget(next: string | null, origin: string, base: string): string {
   const home = `${base}/`;

@@ -15,7 +15,7 @@ interface AuditEntry {
   createdAt: string;
 }
 
-// The actions of GET /audit (src/access/audit.ts), for the filter.
+// The actions of GET /audit (src/audit/audit.ts), for the filter.
 const ACTIONS = [
   'key.created', 'key.revoked', 'key.expired', 'user.created', 'user.role_changed', 'user.disabled', 'user.enabled',
   'connection.created', 'connection.updated', 'connection.deleted', 'connection.grants_changed', 'tool.created',
