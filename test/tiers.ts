@@ -24,6 +24,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/guard-verdict-cache.test.ts',
   'test/ids-order.test.ts',
   'test/mysql-view-reach.test.ts',
+  'test/pg-store-disk-full.test.ts',
   'test/read-policy-types-in-play.test.ts',
   'test/redis-breaker.test.ts',
   'test/stop-controller.test.ts',

@@ -3,7 +3,7 @@
 // SQLSTATE, Node error code and error type only, never by message text (localised by
 // lc_messages, and node-postgres words its own differently between versions).
 import pg from 'pg';
-import { StoreUnavailableError } from '../errors.ts';
+import { StorageFullError, StoreUnavailableError } from '../errors.ts';
 
 /** 08 connection exception; 57P01 admin_shutdown (a fast stop terminating backends), 57P02
  * crash_shutdown, 57P03 cannot_connect_now (starting up, shutting down, in recovery); 53300
@@ -29,9 +29,11 @@ export function isStoreUnavailable(err: unknown): boolean {
   return err.constructor === Error;
 }
 
-/** The store error a caller sees: unavailability as StoreUnavailableError (the driver's error
- * in `cause`), anything else unchanged. */
+/** The store error a caller sees: unavailability as StoreUnavailableError, a full disk (53100
+ * disk_full) as StorageFullError — 507, as the SQLite store answers SQLITE_FULL — each with the
+ * driver's error in `cause`; anything else unchanged. */
 export function classifyStoreError(err: unknown): unknown {
+  if (err instanceof pg.DatabaseError && err.code === '53100') return new StorageFullError('store', err);
   if (err instanceof StoreUnavailableError || !isStoreUnavailable(err)) return err;
   return new StoreUnavailableError(undefined, err);
 }
