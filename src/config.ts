@@ -4,7 +4,6 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
-import { connectionTargetProblem } from './connections/connection-targets.ts';
 
 const MiB = 1024 * 1024;
 
@@ -31,8 +30,27 @@ const trustProxy = z
     if (bad) ctx.addIssue({ code: 'custom', message: `not true/false nor an address/CIDR list (${bad})` });
     return items.join(',');
   });
-// Comma-separated IPs, CIDRs and host names (src/connections/connection-targets.ts); unset or
-// empty: connections may dial any host.
+
+// Only the syntax is checked here; src/connections/connection-targets.ts turns the entries into
+// the list a host is checked against.
+const HOST_NAME = /^(?=.{1,253}\.?$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/;
+
+/** Why one entry of DBQ_CONNECTION_TARGETS is not an IP address, a CIDR or a host name. */
+function connectionTargetProblem(entry: string): string | undefined {
+  const [addr, bits, extra] = entry.split('/');
+  if (extra !== undefined) return 'more than one /';
+  if (bits !== undefined) {
+    const family = isIP(addr);
+    if (family === 0) return 'a CIDR needs an IP address before the /';
+    if (!/^\d{1,3}$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128)) return 'prefix length out of range';
+    return undefined;
+  }
+  if (isIP(addr) !== 0 || HOST_NAME.test(addr)) return undefined;
+  return 'not an IP address, a CIDR or a host name';
+}
+
+// Comma-separated IPs, CIDRs and host names (enforced by src/connections/connection-targets.ts);
+// unset or empty: connections may dial any host.
 const connectionTargets = z
   .string()
   .optional()

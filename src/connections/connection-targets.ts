@@ -14,22 +14,6 @@ import { BlockList, isIP } from 'node:net';
 import type { EngineConfig } from '../engines/engine.ts';
 import { InsufficientPermissionsError } from '../errors.ts';
 
-const HOST_NAME = /^(?=.{1,253}\.?$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/;
-
-/** Why one entry of DBQ_CONNECTION_TARGETS is not an IP address, a CIDR or a host name. */
-export function connectionTargetProblem(entry: string): string | undefined {
-  const [addr, bits, extra] = entry.split('/');
-  if (extra !== undefined) return 'more than one /';
-  if (bits !== undefined) {
-    const family = isIP(addr);
-    if (family === 0) return 'a CIDR needs an IP address before the /';
-    if (!/^\d{1,3}$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128)) return 'prefix length out of range';
-    return undefined;
-  }
-  if (isIP(addr) !== 0 || HOST_NAME.test(addr)) return undefined;
-  return 'not an IP address, a CIDR or a host name';
-}
-
 export interface ConnectionTargets {
   /** Listed addresses and networks. */
   readonly blocks: BlockList;

@@ -3,7 +3,7 @@
 // identical rules and messages, and responses are serialised with JSON.stringify (rows are
 // arbitrary JSON that a response schema must not strip).
 import { z, type ZodType } from 'zod';
-import { zodToInvalidRequest } from './error-handler.ts';
+import { zodToInvalidRequest } from '../zod-error.ts';
 
 export function parseInput<T extends ZodType>(schema: T, value: unknown): z.output<T> {
   const result = schema.safeParse(value ?? {});

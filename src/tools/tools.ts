@@ -11,7 +11,7 @@ import { getConnectionRow, type StoredConnectionRow } from '../connections/conne
 import { DEFAULT_STATEMENT_TIMEOUT_MS } from '../engines/engine.ts';
 import { ConflictError, InvalidRequestError, QueryFailedError, ToolNotFoundError } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
-import { zodToInvalidRequest } from '../http-kit/error-handler.ts';
+import { zodToInvalidRequest } from '../zod-error.ts';
 import { decideStatement } from '../guard/decide.ts';
 import { runQuery, type QueryResult, type RunOptions } from '../query/run.ts';
 import type { Services } from '../services.ts';

@@ -11,7 +11,7 @@ import { ok, parseInput } from '../../http-kit/schema.ts';
 import type { Services } from '../../services.ts';
 import { webPrincipal } from '../web-context.ts';
 import { getConnectionFor, getGrants, listConnectionsFor, setGrants } from '../../access/grants.ts';
-import { grantsInputSchema } from '../../http/routes/grants.ts';
+import { grantsInputSchema } from '../../access/grants-input.ts';
 import { actorOf } from '../../audit/audit.ts';
 
 const idParams = z.object({ id: z.string().min(1).max(200) });

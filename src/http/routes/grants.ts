@@ -4,19 +4,13 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { actorOf } from '../../audit/audit.ts';
 import { getGrants, setGrants } from '../../access/grants.ts';
+import { grantsInputSchema } from '../../access/grants-input.ts';
 import type { Services } from '../../services.ts';
 import { principalOf } from '../../http-kit/auth.ts';
 import { jsonSchema, ok, parseInput, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const idParams = z.object({ id: z.string().min(1).max(200) });
-
-export const grantsInputSchema = z
-  .object({
-    everyone: z.boolean(),
-    users: z.array(z.string().min(1).max(320)).max(1000).optional().describe('User ids or emails (with everyone: false)'),
-  })
-  .strict();
 
 const grantsSchema = z.object({
   everyone: z.boolean(),

@@ -11,7 +11,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import { assertRawAccess } from '../../access/scope.ts';
 import { listTools, runTool, type ToolRecord } from '../../tools/tools.ts';
-import { zodToInvalidRequest } from '../../http-kit/error-handler.ts';
+import { zodToInvalidRequest } from '../../zod-error.ts';
 import type { Services } from '../../services.ts';
 import type { Principal } from '../../workspaces/api-keys.ts';
 import { toToolError, toToolResult } from '../tool-result.ts';
