@@ -10,13 +10,11 @@ import { answerClientError, answerFrameworkError, installErrorHandling } from '.
 import { installJsonBodyParser } from './json-body.ts';
 import { installShutdownGate } from './shutdown-gate.ts';
 import { operationsRoutes } from '../http/routes/operations.ts';
-import { registerApiRoutes, type ApiRoute } from '../http/routes/index.ts';
+import { registerApiRoutes } from '../http/routes/index.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface AppOptions {
-  /** Extra /api resources (MCP, AI, export routes plug in here). */
-  apiRoutes?: ApiRoute[];
   /** Extra plugins registered at the root (MCP transports, web pages). */
   plugins?: ((app: FastifyInstance, svc: Services) => Promise<void> | void)[];
 }
@@ -88,7 +86,7 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
   });
 
   operationsRoutes(app, svc);
-  await registerApiRoutes(app, svc, opts.apiRoutes ?? []);
+  await registerApiRoutes(app, svc);
   for (const plugin of opts.plugins ?? []) await plugin(app, svc);
   await app.ready();
   return app;

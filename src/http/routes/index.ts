@@ -25,12 +25,12 @@ export interface RouteOptions {
 
 export type ApiRoute = (app: FastifyInstance, svc: Services, opts: RouteOptions) => void;
 
-/** Issues that add resources (MCP, AI, exports) append here. */
+/** Every /api resource; a new route file is appended here. */
 export const API_ROUTES: ApiRoute[] = [connectionRoutes, queryRoutes, historyRoutes, aiRoutes, exportRoutes, asyncQueryRoutes, objectRoutes, keyRoutes, workspaceRoutes, grantRoutes, auditRoutes, toolRoutes];
 
 export const API_PREFIXES = ['/api', '/api/v1', '/w/:workspace/api', '/w/:workspace/api/v1'];
 
-export async function registerApiRoutes(app: FastifyInstance, svc: Services, extra: ApiRoute[] = []): Promise<void> {
+export async function registerApiRoutes(app: FastifyInstance, svc: Services): Promise<void> {
   for (const prefix of API_PREFIXES) {
     const hide = prefix !== '/api';
     await app.register(async (scope) => {
@@ -41,7 +41,7 @@ export async function registerApiRoutes(app: FastifyInstance, svc: Services, ext
         // Auth starts each /api request's count (the plan comes with the principal); this
         // waits for it after the body is parsed, before any handler runs.
         authed.addHook('preHandler', requestLimitHook());
-        for (const route of [...API_ROUTES, ...extra]) route(authed, svc, { hide });
+        for (const route of API_ROUTES) route(authed, svc, { hide });
       });
     }, { prefix });
   }
