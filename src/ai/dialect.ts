@@ -17,10 +17,6 @@ const RESERVED = new Set(
   update usage user using values variadic verbose when where window with write`.split(/\s+/),
 );
 
-export function isReserved(word: string): boolean {
-  return RESERVED.has(word.toLowerCase());
-}
-
 /** Quote an identifier only when needed: reserved word, odd characters, or (postgres) any
  * upper-case letter, since PostgreSQL folds unquoted names to lower case. */
 export function quoteIdent(dialect: EngineName, name: string): string {

@@ -183,8 +183,6 @@ export class AsyncQueries {
   }
 }
 
-export type AsyncQuery = Entry;
-
 /** GET /query/{queryId}: an async query's state, or a running statement of the caller's
  * (a synchronous query or export, listed by GET /query/running). JSON text of the envelope. */
 export function describeQuery(svc: Services, principal: Principal, queryId: string): string {

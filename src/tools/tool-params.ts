@@ -36,7 +36,6 @@ export interface ToolParameter extends Omit<ItemSpec, 'type'> {
 export const PARAMETER_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** Bound from the caller, never from the request. */
 export const CALLER_NAMES = ['caller.email', 'caller.userId', 'caller.keyId'] as const;
-export type CallerName = (typeof CALLER_NAMES)[number];
 /** The most elements an array parameter takes when its definition sets no max. */
 export const MAX_ARRAY_ITEMS = 1000;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
