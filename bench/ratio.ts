@@ -1,0 +1,271 @@
+// bench/ratio: dbq's throughput as a ratio to a bare Fastify + pg proxy measured in the same
+// run, on this machine, whatever else it is doing: absolute req/s on two shared cores move by
+// tens of percent between runs, the ratio of two servers measured side by side much less.
+//   `npm run bench:ratio [-- --seconds 5 --rounds 3 --pg postgres://… --root <checkout> --env K=V,…]`
+// Cases, each dbq (a child process on a SQLite store, read-only key, POST /api/query on a
+// PostgreSQL connection) against the bare proxy running the same statement:
+//   SELECT 1 · 100 rows · 10,000 rows · MCP execute_query SELECT 1 (Streamable HTTP, one
+//   session per client) · SELECT 1 with dbq on a PostgreSQL store.
+// 32 concurrent clients (bench/support/load.ts), `rounds` alternating rounds (bare first, then
+// dbq first, …) of `seconds` each, medians. Beside throughput: each server's event-loop delay
+// p99 under the load (perf_hooks, preloaded by bench/support/loop-probe.mjs, so src/ carries no
+// probe), its CPU per request (/proc), and the 1-minute load average when the round started.
+//
+// Ablation: `--variants "base;no-index:DBQ_HISTORY_SEARCH_INDEX=off;…"` runs SELECT 1 only,
+// against one dbq per variant (each on a copy of the same SQLite store, the environment after
+// the colon added), rotated with the bare proxy round by round; the first variant is the
+// reference the others' savings are counted from. With `--root`, dbq runs from another
+// checkout (a scratch copy carrying experimental switches): src/ here is never patched.
+//
+// Profile: `--profile <dir>` runs dbq under --cpu-prof with the SELECT 1 load for 2 × seconds
+// and prints its top self-time functions over the load window only.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freshPostgresDatabase, tempDir } from '../test/support/databases.ts';
+import { removeDir } from '../test/support/processes.ts';
+import { option } from './support/args.ts';
+import { postJson, runLoad, type LoadResult } from './support/load.ts';
+import { ensureBuilt } from './support/processes.ts';
+import { mcpCaller, provision, startBare, startDbqAt, topSelfTime, type Server } from './support/ratio-rig.ts';
+
+const SECONDS = Number(option('seconds', '5'));
+const ROUNDS = Number(option('rounds', '3'));
+const PG = option('pg', 'postgres://postgres@127.0.0.1:5432/test');
+const ROOT = path.resolve(option('root', '.'));
+const VARIANTS = option('variants', '');
+const PROFILE = option('profile', '');
+const EXTRA_ENV = parseEnv(option('env', ''));
+const CONCURRENCY = 32;
+const POOL = 10; // dbq's default maxConnections; the bare proxy gets the same pool size
+
+const SELECT_1 = { sql: 'SELECT 1', maxRows: 1000 };
+const ROWS_100 = { sql: 'SELECT g, md5(g::text) FROM generate_series(1, 100) g', maxRows: 1000 };
+const ROWS_10K = { sql: 'SELECT g, md5(g::text) FROM generate_series(1, 10000) g', maxRows: 10000 };
+
+function parseEnv(text: string): Record<string, string> {
+  return Object.fromEntries(
+    text
+      .split(',')
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+interface Side {
+  server: Server;
+  once: () => Promise<boolean>;
+}
+
+interface Sample extends LoadResult {
+  cpuUs: number;
+  loopP99: number;
+  load: number;
+}
+
+/** One measured stretch of load on one server: its throughput, CPU per answered request,
+ * event-loop p99 over the stretch, and the load average as it began. */
+async function sample(side: Side, warm: boolean): Promise<Sample> {
+  if (warm) await runLoad('warm', CONCURRENCY, 1, side.once);
+  await side.server.loop();
+  const load = os.loadavg()[0];
+  const cpu0 = side.server.cpu();
+  const r = await runLoad(side.server.label, CONCURRENCY, SECONDS, side.once);
+  const cpuUs = ((side.server.cpu() - cpu0) * 1e6) / Math.max(1, r.requests - r.errors);
+  const loop = await side.server.loop();
+  return { ...r, cpuUs, loopP99: loop.p99, load };
+}
+
+function rest(server: Server, key: string | null, body: { sql: string; maxRows: number }): Side {
+  if (key === null) return { server, once: () => postJson(`${server.url}/query`, JSON.stringify({ sql: body.sql })) };
+  const text = JSON.stringify({ connectionId: 'pg', ...body });
+  return { server, once: () => postJson(`${server.url}/api/query`, text, { authorization: `Bearer ${key}` }) };
+}
+
+/** A request answered as it should be, once, before any load: a bench of error pages is no bench. */
+async function check(side: Side, label: string): Promise<void> {
+  if (!(await side.once())) throw new Error(`${label}: ${side.server.label} did not answer the request with success`);
+}
+
+interface Case {
+  label: string;
+  bare: Side;
+  dbq: Side;
+  target?: number;
+}
+
+const f0 = (n: number) => n.toFixed(0);
+const f2 = (n: number) => n.toFixed(2);
+const range = (xs: number[]) => `${f2(Math.min(...xs))}–${f2(Math.max(...xs))}`;
+
+async function ratios(bare: Server, sqliteDbq: Server, pgDbq: Server, key: string, pgKey: string): Promise<string[]> {
+  const mcp: Side = { server: sqliteDbq, once: await mcpCaller(sqliteDbq.url, key, CONCURRENCY, { connectionId: 'pg', sql: 'SELECT 1' }) };
+  const cases: Case[] = [
+    { label: 'SELECT 1', bare: rest(bare, null, SELECT_1), dbq: rest(sqliteDbq, key, SELECT_1), target: 0.5 },
+    { label: '100 rows', bare: rest(bare, null, ROWS_100), dbq: rest(sqliteDbq, key, ROWS_100), target: 0.7 },
+    { label: '10,000 rows', bare: rest(bare, null, ROWS_10K), dbq: rest(sqliteDbq, key, ROWS_10K) },
+    { label: 'MCP execute_query SELECT 1', bare: rest(bare, null, SELECT_1), dbq: mcp },
+    { label: 'SELECT 1, PostgreSQL store', bare: rest(bare, null, SELECT_1), dbq: rest(pgDbq, pgKey, SELECT_1) },
+  ];
+  for (const c of cases) {
+    await check(c.bare, c.label);
+    await check(c.dbq, c.label);
+  }
+  const got = cases.map(() => ({ bare: [] as Sample[], dbq: [] as Sample[] }));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, c] of cases.entries()) {
+      // Alternating: who goes first changes every round, so a drift in the machine's load
+      // does not always land on the same side.
+      const order = (round + i) % 2 === 0 ? (['bare', 'dbq'] as const) : (['dbq', 'bare'] as const);
+      for (const side of order) got[i][side].push(await sample(c[side], round === 0));
+      process.stderr.write(`round ${round + 1}/${ROUNDS} ${c.label}: bare ${f0(got[i].bare[round].rps)}, dbq ${f0(got[i].dbq[round].rps)} req/s\n`);
+    }
+  }
+  const lines = [
+    `ratio: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, ${CONCURRENCY} concurrent clients, ${ROUNDS} alternating rounds of ${SECONDS} s, pool ${POOL}, target ${PG.replace(/\/\/[^@]*@/, '//')}, dbq from ${ROOT}${Object.keys(EXTRA_ENV).length ? ` with ${JSON.stringify(EXTRA_ENV)}` : ''}`,
+    '',
+    '| case | bare req/s | dbq req/s | **dbq/bare** | rounds | target | met | loop p99 ms dbq / bare | CPU µs/req dbq / bare | p50 ms dbq / bare | load avg | errors dbq / bare |',
+    '|---|---:|---:|---:|---|---:|---|---|---|---|---|---|',
+  ];
+  for (const [i, c] of cases.entries()) {
+    const { bare: b, dbq: d } = got[i];
+    const ratio = median(d.map((s) => s.rps)) / median(b.map((s) => s.rps));
+    const perRound = d.map((s, r) => s.rps / b[r].rps);
+    const sum = (xs: Sample[]) => xs.reduce((n, s) => n + s.errors, 0);
+    lines.push(
+      `| ${c.label} | ${f0(median(b.map((s) => s.rps)))} | ${f0(median(d.map((s) => s.rps)))} | **${f2(ratio)}x** | ${perRound.map(f2).join(', ')} | ${c.target === undefined ? '' : `≥ ${c.target}x`} | ${c.target === undefined ? '' : ratio >= c.target ? 'met' : 'NOT met'} | ${f2(median(d.map((s) => s.loopP99)))} / ${f2(median(b.map((s) => s.loopP99)))} | ${f0(median(d.map((s) => s.cpuUs)))} / ${f0(median(b.map((s) => s.cpuUs)))} | ${f2(median(d.map((s) => s.p50)))} / ${f2(median(b.map((s) => s.p50)))} | ${range([...b, ...d].map((s) => s.load))} | ${sum(d)} / ${sum(b)} |`,
+    );
+  }
+  lines.push(
+    '',
+    'dbq/bare: median dbq req/s over median bare req/s (rounds: the same per round). loop p99: the event loop\'s delay',
+    'p99 in the server under the load (monitorEventLoopDelay, 1 ms resolution). CPU µs/req: the server process\'s',
+    'user+system time per answered request. load avg: 1-minute load average as each round began (min–max).',
+    '',
+    'Targets: SELECT 1 ≥ 0.5x, 100 rows ≥ 0.7x.',
+  );
+  return lines;
+}
+
+async function ablation(bare: Server, variants: Array<{ label: string; server: Server }>, key: string): Promise<string[]> {
+  const sides: Side[] = [rest(bare, null, SELECT_1), ...variants.map((v) => rest(v.server, key, SELECT_1))];
+  for (const s of sides) await check(s, 'ablation');
+  const got = sides.map(() => [] as Sample[]);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let k = 0; k < sides.length; k++) {
+      const i = (round + k) % sides.length;
+      got[i].push(await sample(sides[i], round === 0));
+      process.stderr.write(`round ${round + 1}/${ROUNDS} ${sides[i].server.label}: ${f0(got[i][round].rps)} req/s, ${f0(got[i][round].cpuUs)} µs CPU/req\n`);
+    }
+  }
+  const rps = got.map((xs) => median(xs.map((s) => s.rps)));
+  const cpu = got.map((xs) => median(xs.map((s) => s.cpuUs)));
+  const lines = [
+    `ratio --variants: SELECT 1, SQLite store, read-only key; ${os.cpus().length} cores, ${CONCURRENCY} clients, ${ROUNDS} rotated rounds of ${SECONDS} s, dbq from ${ROOT}`,
+    '',
+    '| variant | req/s | dbq/bare | throughput vs reference | wall µs/req saved | CPU µs/req | CPU µs/req saved | loop p99 ms | load avg |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|',
+    `| bare proxy | ${f0(rps[0])} | 1.00x | | | ${f0(cpu[0])} | | ${f2(median(got[0].map((s) => s.loopP99)))} | ${range(got[0].map((s) => s.load))} |`,
+  ];
+  for (let i = 1; i < sides.length; i++) {
+    const ref = i === 1;
+    lines.push(
+      `| ${variants[i - 1].label} | ${f0(rps[i])} | ${f2(rps[i] / rps[0])}x | ${ref ? 'reference' : `${rps[i] >= rps[1] ? '+' : ''}${f2((rps[i] / rps[1] - 1) * 100)}%`} | ${ref ? '' : f0(1e6 / rps[1] - 1e6 / rps[i])} | ${f0(cpu[i])} | ${ref ? '' : f0(cpu[1] - cpu[i])} | ${f2(median(got[i].map((s) => s.loopP99)))} | ${range(got[i].map((s) => s.load))} |`,
+    );
+  }
+  lines.push(
+    '',
+    'wall µs/req saved: 1e6/req/s of the reference less that of the variant (the time a request occupies the',
+    'bottleneck at 32 clients); CPU µs/req saved: the dbq process\'s own CPU per request, reference less variant.',
+  );
+  return lines;
+}
+
+async function profile(dir: string, env: Record<string, string>, key: string): Promise<string[]> {
+  fs.mkdirSync(dir, { recursive: true });
+  const before = new Set(fs.readdirSync(dir));
+  const dbq = await startDbqAt('dbq (profiled)', ROOT, env, `--cpu-prof --cpu-prof-dir=${dir}`);
+  let from: number;
+  let to: number;
+  let r: LoadResult;
+  try {
+    const side = rest(dbq, key, SELECT_1);
+    await check(side, 'profile');
+    await runLoad('warm', CONCURRENCY, 2, side.once);
+    from = Number(process.hrtime.bigint() / 1000n);
+    r = await runLoad('profile', CONCURRENCY, SECONDS * 2, side.once);
+    to = Number(process.hrtime.bigint() / 1000n);
+  } finally {
+    await dbq.stop();
+  }
+  const written = fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile') && !before.has(f));
+  if (written.length === 0) throw new Error(`no .cpuprofile written in ${dir}`);
+  const file = path.join(dir, written[0]);
+  const top = topSelfTime(file, from, to, 30);
+  return [
+    `ratio --profile: dbq under SELECT 1 (SQLite store, read-only key), ${CONCURRENCY} clients for ${SECONDS * 2} s, ${f0(r.rps)} req/s, load avg ${f2(os.loadavg()[0])}; ${file}`,
+    `${top.samples} samples in the load window, ${((top.idle / Math.max(1, top.samples)) * 100).toFixed(1)}% idle`,
+    '',
+    '| self time | function |',
+    '|---:|---|',
+    ...top.rows.map((row) => `| ${(row.share * 100).toFixed(1)}% | ${row.name.replace(/\|/g, '\\|')} |`),
+  ];
+}
+
+async function main(): Promise<void> {
+  if (ROOT === path.resolve('.')) ensureBuilt();
+  const dirs: string[] = [];
+  const servers: Server[] = [];
+  let store: { url: string; drop(): Promise<void> } | null = null;
+  try {
+    const dataDir = tempDir('dbq-ratio-');
+    dirs.push(dataDir);
+    const env = { DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'warn', ...EXTRA_ENV };
+    const key = await provision(env, PG, POOL);
+    let lines: string[];
+    if (PROFILE) {
+      lines = await profile(path.resolve(PROFILE), env, key);
+    } else {
+      const bare = await startBare(PG, POOL);
+      servers.push(bare);
+      if (VARIANTS) {
+        const variants: Array<{ label: string; server: Server }> = [];
+        for (const spec of VARIANTS.split(';').filter(Boolean)) {
+          const at = spec.indexOf(':');
+          const label = at < 0 ? spec : spec.slice(0, at);
+          // Each on its own copy of the provisioned store: a SQLite store serves one process.
+          const copy = tempDir('dbq-ratio-');
+          dirs.push(copy);
+          fs.cpSync(dataDir, copy, { recursive: true });
+          const server = await startDbqAt(label, ROOT, { ...env, DBQ_DATA_DIR: copy, ...parseEnv(at < 0 ? '' : spec.slice(at + 1)) });
+          servers.push(server);
+          variants.push({ label, server });
+        }
+        lines = await ablation(bare, variants, key);
+      } else {
+        const sqliteDbq = await startDbqAt('dbq', ROOT, env);
+        servers.push(sqliteDbq);
+        store = await freshPostgresDatabase();
+        const pgDir = tempDir('dbq-ratio-');
+        dirs.push(pgDir);
+        const pgEnv = { ...env, DBQ_DATA_DIR: pgDir, DBQ_STORE_URL: store.url };
+        const pgKey = await provision(pgEnv, PG, POOL);
+        const pgDbq = await startDbqAt('dbq (PostgreSQL store)', ROOT, pgEnv);
+        servers.push(pgDbq);
+        lines = await ratios(bare, sqliteDbq, pgDbq, key, pgKey);
+      }
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+    await store?.drop();
+    for (const d of dirs) removeDir(d);
+  }
+}
+
+await main();
