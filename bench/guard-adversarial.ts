@@ -15,7 +15,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -32,6 +31,7 @@ import { classifyStatement } from '../src/guard/guard.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
+import { loopHeldDuring } from './support/loop-hold.ts';
 
 const SIZE = 99_000;
 const INPUTS: Record<string, string> = {
@@ -59,20 +59,6 @@ function rawParse(engine: EngineName, sql: string): void {
   }
 }
 
-async function held(work: () => Promise<unknown>): Promise<number> {
-  let last = performance.now();
-  let longest = 0;
-  const ticker = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
-  await work();
-  await new Promise((resolve) => setTimeout(resolve, 3));
-  clearInterval(ticker);
-  return Math.max(longest, performance.now() - last);
-}
-
 const DOORS_ONLY = process.argv.includes('--doors-only');
 await loadModule();
 for (const engine of ENGINE_NAMES) await classifyStatement(engine, `SELECT ${'1 + '.repeat(5_000)}1`);
@@ -80,7 +66,7 @@ const rows: string[] = [];
 for (const engine of DOORS_ONLY ? [] : ENGINE_NAMES) {
   for (const [name, sql] of Object.entries(INPUTS)) {
     let wall = 0;
-    const loop = await held(async () => {
+    const loop = await loopHeldDuring(async () => {
       const started = performance.now();
       await classifyStatement(engine, sql + ' '.repeat(Math.floor(Math.random() * 8)));
       wall = performance.now() - started;
@@ -135,22 +121,17 @@ interface DoorRow {
 /** The event loop's longest hold while `work` runs, in ms: the larger of what
  * monitorEventLoopDelay saw (the hold plus its 1 ms resolution) and a 1 ms ticker's longest gap. */
 async function loopHold(work: () => Promise<unknown>): Promise<{ heldMs: number; wallMs: number; answer: unknown }> {
-  const histogram = monitorEventLoopDelay({ resolution: 1 });
-  histogram.enable();
-  let last = performance.now();
-  let longest = 0;
-  const ticker = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
-  const started = performance.now();
-  const answer = await work();
-  const wallMs = performance.now() - started;
-  await new Promise((resolve) => setTimeout(resolve, 5));
-  clearInterval(ticker);
-  histogram.disable();
-  return { heldMs: Math.max(histogram.max / 1e6, longest), wallMs, answer };
+  let answer: unknown;
+  let wallMs = 0;
+  const heldMs = await loopHeldDuring(
+    async () => {
+      const started = performance.now();
+      answer = await work();
+      wallMs = performance.now() - started;
+    },
+    { histogramResolutionMs: 1 },
+  );
+  return { heldMs, wallMs, answer };
 }
 
 /** Worst of three. */

@@ -11,6 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WATCHED_CATALOGS } from '../src/engines/postgres/postgres-catalog-freshness.ts';
 import { freshPostgresDatabase } from './support/databases.ts';
+import { until } from './support/wait.ts';
 
 /** The columns PostgreSQL 15 updates in place in the watched catalogs. */
 const IN_PLACE = ['relpages', 'reltuples', 'relallvisible', 'relfrozenxid', 'relminmxid', 'relhasindex', 'relhasrules', 'relhastriggers'];
@@ -31,8 +32,6 @@ afterAll(async () => {
   await admin?.end();
   await db?.drop();
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Every row of the watched catalogs by (catalog, ctid, xmin): the same key after a command is
  * the same tuple version, so a different content means an in-place update. */
@@ -86,10 +85,7 @@ describe('catalog change check: its blind spots are the documented ones', () => 
     const cic = admin.query('CREATE INDEX CONCURRENTLY w_a ON w (a)');
     const other = new pg.Client({ connectionString: db.url });
     await other.connect();
-    for (let i = 0; i < 100; i++) {
-      if ((await other.query("SELECT 1 FROM pg_class WHERE relname = 'w_a'")).rowCount) break;
-      await sleep(50);
-    }
+    await until('the index row of CREATE INDEX CONCURRENTLY', async () => Boolean((await other.query("SELECT 1 FROM pg_class WHERE relname = 'w_a'")).rowCount), 5_000, 50);
     // `admin` is busy with the CREATE INDEX.
     const before = await tuples(other);
     await blocker.query('COMMIT');

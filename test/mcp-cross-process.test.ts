@@ -19,7 +19,9 @@ import { createUser } from '../src/workspaces/users.ts';
 import { createWorkspace } from '../src/workspaces/workspaces.ts';
 import { freshPostgresDatabase, PG_URL, tempDir } from './support/harness.ts';
 import { dataOf, eventually, textOf } from './support/mcp-harness.ts';
+import { backendsRunning } from './support/pg-activity.ts';
 import { deleteRedisKeys, http, MACHINE_REDIS_URL, removeDir, sharedEnv, startDbq, type DbqProcess } from './support/processes.ts';
+import { until } from './support/wait.ts';
 
 let store: { url: string; drop(): Promise<void> };
 let env: Record<string, string>;
@@ -198,10 +200,11 @@ describe('MCP sessions across two processes (no sticky sessions)', () => {
   it('a session that ends on A while a relayed call waits is a prompt 404 at B', async () => {
     const { transport } = await streamableOnAThenB(keys.main.secret);
     const sessionId = transport.sessionId!;
-    const slowCall = { jsonrpc: '2.0', id: 31, method: 'tools/call', params: { name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT pg_sleep(3)' } } };
+    const marker = `relay_cut_${process.pid}`;
+    const slowCall = { jsonrpc: '2.0', id: 31, method: 'tools/call', params: { name: 'execute_query', arguments: { connectionId: 'pg', sql: `SELECT pg_sleep(3) AS ${marker}` } } };
     const started = Date.now();
     const inFlight = http('POST', `${b.url}/w/acme/mcp`, keys.main.secret, slowCall, streamableHeaders(sessionId));
-    await new Promise((r) => setTimeout(r, 300));
+    await until('the relayed call to run on A', async () => (await backendsRunning(marker)) > 0, 2_000);
     expect((await http('DELETE', `${a.url}/w/acme/mcp`, keys.main.secret, undefined, { 'mcp-session-id': sessionId })).status).toBe(200);
     const cut = await inFlight;
     expect(cut.status).toBe(404);
@@ -273,10 +276,11 @@ describe('MCP sessions across two processes (no sticky sessions)', () => {
     const mcpId = streamable.transport.sessionId!;
     // A call relayed through B and running on A when A dies: B notices A's channel has no
     // subscriber any more and answers 404 within its probe interval (2 s), not the relay timeout.
-    const slowCall = { jsonrpc: '2.0', id: 13, method: 'tools/call', params: { name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT pg_sleep(6)' } } };
+    const marker = `relay_dies_${process.pid}`;
+    const slowCall = { jsonrpc: '2.0', id: 13, method: 'tools/call', params: { name: 'execute_query', arguments: { connectionId: 'pg', sql: `SELECT pg_sleep(6) AS ${marker}` } } };
     const started = Date.now();
     const inFlight = http('POST', `${b.url}/w/acme/mcp`, keys.main.secret, slowCall, streamableHeaders(mcpId));
-    await new Promise((r) => setTimeout(r, 500));
+    await until('the relayed call to run on A', async () => (await backendsRunning(marker)) > 0, 3_000);
     a.child.kill('SIGKILL');
     await new Promise((resolve) => a.child.once('exit', resolve));
     const cut = await inFlight;

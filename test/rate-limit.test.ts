@@ -24,8 +24,8 @@ import { createUser } from '../src/workspaces/users.ts';
 import { createWorkspace, getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
 import { createHarness, workspaceSqliteDir, type Harness } from './support/harness.ts';
 import { deleteRedisKeys, MACHINE_REDIS_URL } from './support/processes.ts';
+import { sleep } from './support/wait.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const prefix = `dbqtest:${process.pid}:${randomBytes(4).toString('hex')}`;
 const silent = createLogger('silent');
 const ws = (plan: 'free' | 'professional' | 'enterprise', id = 'ws_test') => ({ workspace: { id, slug: 'x', plan } });
@@ -57,6 +57,8 @@ for (const backend of ['memory', 'redis'] as const) {
     it('counts only the last window: a slot frees when the oldest request leaves it, not all at once', async () => {
       const t0 = Date.now();
       expect(limited(await limits.consumeRequest(ws('free', 'ws_slide'))).remaining).toBe(2);
+      // Real time on purpose, in this test and the next: the window is what is under test, and
+      // on Redis it runs on the server's clock, which fake timers cannot move.
       await sleep(1100);
       expect(limited(await limits.consumeRequest(ws('free', 'ws_slide'))).remaining).toBe(1);
       const third = limited(await limits.consumeRequest(ws('free', 'ws_slide')));
@@ -312,7 +314,8 @@ describe('plan limits through /api', () => {
       expect(res.body.code).toBe('rate_limited');
       expect(res.headers['retry-after']).toBeDefined();
     }
-    await sleep(200); // an async query that slipped through would have run by now
+    // An absence has no event to wait for: an async query that slipped through would have run by now.
+    await sleep(200);
     const file = new Database(path.join(workspaceSqliteDir(h, 'tightws'), database), { readonly: true });
     try {
       expect(file.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 0 });

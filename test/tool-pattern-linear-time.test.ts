@@ -1,14 +1,14 @@
-// Issue 23, item 4: a curated tool's `pattern` ran as a backtracking RegExp on the event loop.
+// A curated tool's `pattern` once ran as a backtracking RegExp on the event loop.
 // `^(a+)+$`, `^(\w+\s?)*$` and the like held the whole server 85–114 s per call, and any caller
 // of the tool could send the value, a tools-only agent key too. Patterns are now compiled and
 // matched with RE2 (linear time) on a worker thread; a pattern RE2 cannot match in linear time
 // (backreferences, lookaround) is refused when the tool is defined. Proven here on the real
 // server, REST and both MCP transports, with the event loop's longest hold measured in this
 // process (the server runs in it) and /healthz polled over HTTP meanwhile.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PATTERN_PROGRAM } from '../src/access/pattern-syntax.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
+import { heldBesideHealthz } from './support/loop-hold.ts';
 import { createMcpHarness, TRANSPORTS, textOf, type McpHarness } from './support/mcp-harness.ts';
 
 // Generous for two shared cores under other test files' load (a loaded run descheduled this
@@ -35,49 +35,7 @@ async function define(name: string, pattern: string, extra: Record<string, unkno
   });
 }
 
-/** The longest the event loop was held while `work` ran, and /healthz's slowest answer over
- * HTTP meanwhile (polled every 20 ms). Best of five: another test file on the same two cores
- * can deschedule this process; the backtracking RegExp held it 85 s every time. */
-async function held(work: () => Promise<unknown>): Promise<{ loopMs: number; healthMs: number }> {
-  let best = { loopMs: Infinity, healthMs: Infinity };
-  for (let attempt = 0; attempt < 5 && best.loopMs >= HOLD_LIMIT_MS; attempt++) {
-    const histogram = monitorEventLoopDelay({ resolution: 5 });
-    let polling = true;
-    let healthMs = 0;
-    const poll = (async () => {
-      while (polling) {
-        const started = performance.now();
-        const res = await fetch(`${m.origin}/healthz`);
-        expect(res.status).toBe(200);
-        await res.arrayBuffer();
-        healthMs = Math.max(healthMs, performance.now() - started);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    })();
-    // A 1 ms ticker beside the histogram: in a loaded run the histogram alone once reported
-    // 9 ms for a hold the ticker saw as 388 ms; the larger of the two is taken.
-    let last = performance.now();
-    let longest = 0;
-    const ticker = setInterval(() => {
-      const now = performance.now();
-      longest = Math.max(longest, now - last);
-      last = now;
-    }, 1);
-    histogram.enable();
-    try {
-      await work();
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    } finally {
-      histogram.disable();
-      clearInterval(ticker);
-      polling = false;
-      await poll;
-    }
-    const loopMs = Math.max(histogram.max / 1e6, longest);
-    if (loopMs < best.loopMs) best = { loopMs, healthMs };
-  }
-  return best;
-}
+const held = (work: () => Promise<unknown>) => heldBesideHealthz(m.origin, HOLD_LIMIT_MS, work);
 
 beforeAll(async () => {
   m = await createMcpHarness();

@@ -1,4 +1,4 @@
-// Issue 14, item 3: one request froze the server. Splitting statements compared every piece
+// One request froze the server. Splitting statements compared every piece
 // with every segment, so a 99 KB `SELECT 1;'';'';…` blocked the event loop for 3–4 s, and four
 // at once from a free-plan read-only key stalled every workspace, /healthz included. Now the
 // split is one pass, long statements are classified on a worker thread under a deadline, and a
@@ -9,6 +9,7 @@ import { classifyStatement } from '../../src/guard/guard.ts';
 import { findStatementShape, lexSql } from '../../src/guard/sql-lexer.ts';
 import { ENGINE_NAMES } from '../../src/engines/engine.ts';
 import { createHarness, PG_URL, type Harness } from '../support/harness.ts';
+import { loopHeldDuring } from '../support/loop-hold.ts';
 
 const SIZE = 99_000;
 const ADVERSARIAL: Record<string, string> = {
@@ -22,23 +23,6 @@ const ADVERSARIAL: Record<string, string> = {
   '10k calls': 'SELECT ' + Array.from({ length: 9_000 }, () => 'lower(a)').join(','),
 };
 
-/** Runs `work` while a 1 ms ticker measures the longest the event loop was held. */
-async function longestStall(work: () => Promise<unknown>): Promise<number> {
-  let last = performance.now();
-  let longest = 0;
-  const ticker = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
-  try {
-    await work();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  } finally {
-    clearInterval(ticker);
-  }
-  return longest;
-}
 
 describe('statement splitting is linear', () => {
   it('lexes and splits 30,000 empty statements in under 400 ms on every dialect', () => {
@@ -72,7 +56,7 @@ describe('classifying adversarial 100 KB inputs never holds the event loop', () 
         let best = Infinity;
         for (let attempt = 0; attempt < 3 && best >= 50; attempt++) {
           let kind = '';
-          const stall = await longestStall(async () => {
+          const stall = await loopHeldDuring(async () => {
             kind = (await classifyStatement(engine, `${sql}${' '.repeat(attempt + 1)}`)).kind;
           });
           expect(kind, name).toBeTruthy();
