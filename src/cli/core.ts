@@ -37,7 +37,7 @@ export function cliConfig(ctx: CliContext, overrides: Partial<Config> = {}): Con
  * silently create a new, empty store (so `user list` says nothing and `user create` writes
  * where no server reads). Only `serve` and `--init` create a store.
  */
-export function assertStoreExists(config: Config, init: boolean): void {
+function assertStoreExists(config: Config, init: boolean): void {
   if (config.storeUrl || init) return;
   const file = path.join(config.dataDir, 'dbq.sqlite');
   if (fs.existsSync(file)) return;

@@ -28,7 +28,7 @@ function markRequired(cmd: Command): void {
   for (const sub of cmd.commands) markRequired(sub);
 }
 
-export function buildCli(): Command {
+function buildCli(): Command {
   const program = new Command('dbq')
     .description('dbq: a workspace-hosted HTTP API and MCP server for PostgreSQL, MySQL/MariaDB and SQLite.\nSettings come from DBQ_* environment variables (see README); DBQ_DATA_DIR (default ./data) and DBQ_STORE_URL pick the store.')
     .version(packageVersion(), '-V, --version', 'print the dbq version')

@@ -14,7 +14,7 @@ import { frontDoors } from '../server/front-doors.ts';
 import { issueSetupToken } from '../workspaces/setup-token.ts';
 import { cliActor } from '../audit/audit.ts';
 
-export const SAMPLE_CONNECTION = 'sample';
+const SAMPLE_CONNECTION = 'sample';
 
 /** Creates the sample shop database in `default`'s directory (DBQ_SQLITE_DIR/default/) and
  * connects it to `default`: it belongs to that workspace alone. */

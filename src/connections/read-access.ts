@@ -8,7 +8,7 @@ import type { Services } from '../services.ts';
 import type { ConnectionRow, Database } from '../store/schema.ts';
 
 /** engine.readAccess(), bounded in time. */
-export async function auditEngine(engine: Engine, timeoutMs: number): Promise<ReadAccess> {
+async function auditEngine(engine: Engine, timeoutMs: number): Promise<ReadAccess> {
   if (!engine.readAccess) throw new Error(`the ${engine.name} engine cannot audit privileges`);
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {

@@ -4,7 +4,7 @@
 // only the one whose session belongs to the addressed workspace resolves.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
-export const SESSION_COOKIE = 'dbq_session';
+const SESSION_COOKIE = 'dbq_session';
 
 export function sessionCookieValues(request: FastifyRequest): string[] {
   const header = request.headers.cookie;

@@ -18,8 +18,8 @@ import { ASSETS_PREFIX, PAGE_SECURITY_HEADERS, WebShell } from './shell.ts';
 import { SignInLimiter } from './sign-in-limiter.ts';
 import { webApiHook } from './web-context.ts';
 
-export const WEB_PREFIXES = ['', '/w/:workspace'];
-export const WEB_API_PREFIX = '/ui/api';
+const WEB_PREFIXES = ['', '/w/:workspace'];
+const WEB_API_PREFIX = '/ui/api';
 
 export interface WebOptions {
   shell?: WebShell;

@@ -9,9 +9,9 @@ import type { Database } from '../store/schema.ts';
 import { PRINCIPAL_COLUMNS, toPrincipal, type Principal } from '../workspaces/api-keys.ts';
 
 /** Idle expiry: each request (at most once a minute) pushes expiry this far ahead. */
-export const SESSION_IDLE_MS = 12 * 3_600_000;
+const SESSION_IDLE_MS = 12 * 3_600_000;
 /** Absolute cap: a stolen cookie kept alive by polling still dies after this. */
-export const SESSION_MAX_MS = 7 * 86_400_000;
+const SESSION_MAX_MS = 7 * 86_400_000;
 // Sliding the expiry writes to the store; once a minute per session is precise enough.
 const TOUCH_RESOLUTION_MS = 60_000;
 
@@ -26,7 +26,7 @@ export interface WebSession {
   refreshed: boolean;
 }
 
-export function hashSessionToken(token: string): string {
+function hashSessionToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 

@@ -43,10 +43,10 @@ declare module 'fastify' {
   }
 }
 
-export const CSRF_HEADER = 'x-csrf-token';
+const CSRF_HEADER = 'x-csrf-token';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export function isUnsafe(request: FastifyRequest): boolean {
+function isUnsafe(request: FastifyRequest): boolean {
   return !SAFE_METHODS.has(request.method);
 }
 
@@ -90,7 +90,7 @@ function ownOrigin(request: FastifyRequest): string {
 }
 
 /** Layers 2 and 4 above; for every unsafe /ui/api request, signed in or not. */
-export function checkRequestOrigin(request: FastifyRequest): void {
+function checkRequestOrigin(request: FastifyRequest): void {
   const site = request.headers['sec-fetch-site'];
   if (site === 'cross-site' || site === 'same-site') throw new CsrfError(`request from a ${site} page`);
   const origin = request.headers.origin;
@@ -101,7 +101,7 @@ export function checkRequestOrigin(request: FastifyRequest): void {
 }
 
 /** Layer 3: the session's CSRF token in X-CSRF-Token. */
-export function checkCsrfToken(request: FastifyRequest): void {
+function checkCsrfToken(request: FastifyRequest): void {
   const session = request.dbqWeb?.session;
   if (!session) throw new SignInRequiredError();
   const presented = request.headers[CSRF_HEADER];

@@ -126,7 +126,7 @@ export function answerFrameworkError(err: FastifyError, request: FastifyRequest,
 
 /** RFC 9110 §11.6.1: a 401 says how to authenticate. Without it, MCP clients (Inspector, the
  * SDK) take a bare 401 as an invitation to try OAuth discovery, which dbq does not offer. */
-export const WWW_AUTHENTICATE = 'Bearer realm="dbq"';
+const WWW_AUTHENTICATE = 'Bearer realm="dbq"';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -29,7 +29,7 @@ export interface RedisBreakerOptions {
   onClose?: () => void;
 }
 
-export const BREAKER_DEFAULTS = { probeEveryMs: 1_000, probeTimeoutMs: 500 };
+const BREAKER_DEFAULTS = { probeEveryMs: 1_000, probeTimeoutMs: 500 };
 
 export class RedisBreaker {
   private readonly opts: Required<Omit<RedisBreakerOptions, 'onOpen' | 'onClose'>> & Pick<RedisBreakerOptions, 'onOpen' | 'onClose'>;

@@ -28,7 +28,7 @@ export interface McpOptions {
   relayTimeoutMs?: number;
 }
 
-export const MCP_DEFAULTS = { keepAliveMs: 15_000, idleTimeoutMs: 30 * 60_000 };
+const MCP_DEFAULTS = { keepAliveMs: 15_000, idleTimeoutMs: 30 * 60_000 };
 
 export function mcpPlugin(options: McpOptions = {}) {
   return async (app: FastifyInstance, svc: Services): Promise<void> => {

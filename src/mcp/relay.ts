@@ -58,7 +58,7 @@ export interface RelayOptions {
   probeMs?: number;
 }
 
-export const RELAY_DEFAULTS = { bindingTtlMs: 60_000, probeMs: 2_000 };
+const RELAY_DEFAULTS = { bindingTtlMs: 60_000, probeMs: 2_000 };
 /** Bound on the first connection to Redis (later, commands fail fast while it is down). */
 const FIRST_CONNECT_WAIT_MS = 2_000;
 

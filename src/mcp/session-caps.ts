@@ -26,7 +26,7 @@ export interface SessionCaps {
 
 /** Share of a cap past which its sessions are under pressure. */
 export const PRESSURE_SHARE = 0.8;
-export const HEAP_PRESSURE_SHARE = 0.8;
+const HEAP_PRESSURE_SHARE = 0.8;
 export const IDLE_UNDER_PRESSURE_MS = 60_000;
 export const DEFAULT_SESSION_CAPS: SessionCaps = {
   perKey: 100,
@@ -35,12 +35,12 @@ export const DEFAULT_SESSION_CAPS: SessionCaps = {
   heapPressure: heapNearLimit,
 };
 
-export function heapNearLimit(): boolean {
+function heapNearLimit(): boolean {
   const { used_heap_size: used, heap_size_limit: limit } = v8.getHeapStatistics();
   return used > HEAP_PRESSURE_SHARE * limit;
 }
 
-export function idleFor(session: McpSession, now: number): number {
+function idleFor(session: McpSession, now: number): number {
   return session.calls.inFlight > 0 ? -1 : now - session.lastSeenAt;
 }
 

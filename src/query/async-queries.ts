@@ -20,7 +20,7 @@ export type AsyncStatus = 'running' | 'succeeded' | 'failed' | 'canceled' | 'tim
 /** Every finished result together stays under this (each one is already capped by
  * DBQ_MAX_RESULT_BYTES); with the default cap, at least 8 whole results fit. */
 export const DEFAULT_BUDGET_BYTES = 256 * 1024 * 1024;
-export const MAX_FINISHED = 10_000;
+const MAX_FINISHED = 10_000;
 /** How long cancel waits for the statement to end before answering with the status it has. */
 const CANCEL_WAIT_MS = 5_000;
 

@@ -291,7 +291,7 @@ interface Encoder {
   error(err: DbqError): string;
 }
 
-export function createEncoder(format: ExportFormat, columns: Column[], rowFormat: 'arrays' | 'objects', opts: { csvFormulaGuard?: boolean } = {}): Encoder {
+function createEncoder(format: ExportFormat, columns: Column[], rowFormat: 'arrays' | 'objects', opts: { csvFormulaGuard?: boolean } = {}): Encoder {
   const names = columns.map((c) => c.name);
   const shape =
     rowFormat === 'objects'
@@ -365,7 +365,7 @@ function guardedCsvValue(value: unknown): string {
 
 /** NULL is an empty field; an empty string is `""` (as PostgreSQL's COPY … CSV does), so the
  * two stay apart. JSON values and arrays are written as their JSON text. */
-export function csvValue(value: unknown): string {
+function csvValue(value: unknown): string {
   switch (typeof value) {
     case 'string':
       return value === '' ? '""' : csvField(value);

@@ -6,7 +6,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 
-export const SHOP_SQL_PATH = fileURLToPath(new URL('./shop.sql', import.meta.url));
+const SHOP_SQL_PATH = fileURLToPath(new URL('./shop.sql', import.meta.url));
 
 /** The text of shop.sql. */
 export function readShopSql(): string {

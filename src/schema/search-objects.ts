@@ -9,7 +9,7 @@ import type { Principal } from '../workspaces/api-keys.ts';
 import { getConnectionFor } from '../access/grants.ts';
 import { assertRawAccess } from '../access/scope.ts';
 
-export const OBJECT_KINDS = ['table', 'view', 'column', 'index', 'function'] as const satisfies readonly SchemaObjectKind[];
+const OBJECT_KINDS = ['table', 'view', 'column', 'index', 'function'] as const satisfies readonly SchemaObjectKind[];
 export const OBJECT_DETAILS = ['names', 'summary', 'full'] as const;
 export const SEARCH_LIMIT_DEFAULT = 50;
 export const SEARCH_LIMIT_MAX = 500;
@@ -53,7 +53,7 @@ function qualifiedName(o: SchemaObject): string {
 }
 
 /** Lower-case LIKE pattern matching `pattern` anywhere, its own wildcards escaped with `!`. */
-export function substringLike(pattern: string): string {
+function substringLike(pattern: string): string {
   return `%${pattern.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
 }
 

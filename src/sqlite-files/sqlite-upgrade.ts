@@ -13,7 +13,7 @@ import type { Logger } from '../logger.ts';
 import type { Database } from '../store/schema.ts';
 import { ensureWorkspaceSqliteDir } from './sqlite-path.ts';
 
-export const UPGRADE_MARKER = '.per-workspace';
+const UPGRADE_MARKER = '.per-workspace';
 const COMPANIONS = ['-wal', '-shm', '-journal'];
 
 interface Move {

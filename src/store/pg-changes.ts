@@ -17,10 +17,10 @@
 import pg from 'pg';
 import { OwnWrites } from './change-epoch.ts';
 
-export const CHANGE_CHANNEL = 'dbq_store_change';
+const CHANGE_CHANNEL = 'dbq_store_change';
 export const LISTEN_APPLICATION_NAME = 'dbq-listen';
 /** How often the counter row is read while the notification connection is down. */
-export const FALLBACK_POLL_MS = 500;
+const FALLBACK_POLL_MS = 500;
 /** A heartbeat on the listening connection reads the counter too: a notification lost in any
  * way is still seen within HEARTBEAT_MS, and a connection that stopped answering (a dead peer
  * TCP does not report) is dropped and replaced, the fallback taking over meanwhile. While the

@@ -17,8 +17,8 @@ import pg from 'pg';
 import { StoreUnavailableError } from '../errors.ts';
 import { classifyStoreError, isStoreUnavailable } from './store-errors.ts';
 
-export const PROBE_MIN_MS = 100;
-export const PROBE_MAX_MS = 1_000;
+const PROBE_MIN_MS = 100;
+const PROBE_MAX_MS = 1_000;
 /** A probe's own connect timeout: the probe is alone and in the background, so it may wait. */
 const PROBE_CONNECT_TIMEOUT_MS = 2_000;
 

@@ -33,11 +33,11 @@ export interface ToolParameter extends Omit<ItemSpec, 'type'> {
 }
 
 /** A parameter name: usable as `:name` in SQL. `caller` is taken by the caller-bound names. */
-export const PARAMETER_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+const PARAMETER_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** Bound from the caller, never from the request. */
 export const CALLER_NAMES = ['caller.email', 'caller.userId', 'caller.keyId'] as const;
 /** The most elements an array parameter takes when its definition sets no max. */
-export const MAX_ARRAY_ITEMS = 1000;
+const MAX_ARRAY_ITEMS = 1000;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 const bound = z.union([z.number(), z.string().max(100)]);
@@ -50,7 +50,7 @@ const constraintShape = {
 };
 const itemSchema = z.object({ type: z.enum(PARAMETER_TYPES.filter((t) => t !== 'array') as [ItemType, ...ItemType[]]), ...constraintShape }).strict();
 
-export const parameterSchema = z
+const parameterSchema = z
   .object({
     name: z.string().regex(PARAMETER_NAME, 'must be lower-case letters, digits and _, starting with a letter or _'),
     type: z.enum(PARAMETER_TYPES),
@@ -165,7 +165,7 @@ function rangeProblem(spec: ItemSpec, value: number | string): string | null {
 
 /** Why a value does not fit the parameter, or null. Every other check comes first, so a
  * value that is wrong anyway never reaches the pattern worker. */
-export async function valueProblem(p: ToolParameter, value: unknown): Promise<string | null> {
+async function valueProblem(p: ToolParameter, value: unknown): Promise<string | null> {
   if (p.type !== 'array') {
     const problem = scalarProblem(p as ItemSpec, value);
     if (problem || p.pattern === undefined) return problem;

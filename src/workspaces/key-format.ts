@@ -7,8 +7,8 @@ import { createHash, randomInt } from 'node:crypto';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const BODY_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;
-export const KEY_PATTERN = /^dbq_[0-9A-Za-z]{38}$/;
-export const KEY_PREFIX_LENGTH = 12;
+const KEY_PATTERN = /^dbq_[0-9A-Za-z]{38}$/;
+const KEY_PREFIX_LENGTH = 12;
 
 const CRC_TABLE = (() => {
   const table = new Uint32Array(256);

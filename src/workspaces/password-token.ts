@@ -10,7 +10,7 @@ import type { Database } from '../store/schema.ts';
 import { assertPassword, getUserRow, setUserPassword, toUser, type User } from './users.ts';
 import { getWorkspace } from './workspaces.ts';
 
-export const PASSWORD_LINK_TTL_MS = 24 * 3_600_000;
+const PASSWORD_LINK_TTL_MS = 24 * 3_600_000;
 /** The page that redeems a link, after `{workspace_url}`. */
 export const PASSWORD_LINK_PATH = '/set-password';
 

@@ -31,7 +31,7 @@ export function toUser(row: UserRow): User {
   };
 }
 
-export function assertRole(role: string): Role {
+function assertRole(role: string): Role {
   if (!(ROLES as readonly string[]).includes(role)) {
     throw new InvalidRequestError(`role must be one of ${ROLES.join(', ')}`, { field: 'role' });
   }

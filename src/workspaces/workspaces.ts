@@ -19,11 +19,11 @@ export interface Workspace {
   createdAt: string;
 }
 
-export function toWorkspace(row: WorkspaceRow): Workspace {
+function toWorkspace(row: WorkspaceRow): Workspace {
   return { id: row.id, slug: row.slug, name: row.name, plan: row.plan, createdAt: row.created_at };
 }
 
-export function assertPlan(plan: string): Plan {
+function assertPlan(plan: string): Plan {
   if (!(PLANS as readonly string[]).includes(plan)) {
     throw new InvalidRequestError(`plan must be one of ${PLANS.join(', ')}`, { field: 'plan' });
   }

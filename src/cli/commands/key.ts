@@ -28,7 +28,7 @@ function days(value: string | undefined): number | undefined {
 }
 
 /** One line of what a key narrows: "read-only, connections conn_…, tools a,b" or "full user". */
-export function scopeSummary(k: Pick<ApiKey, 'scope'>): string {
+function scopeSummary(k: Pick<ApiKey, 'scope'>): string {
   const s = k.scope;
   if (!s) return 'all of its user';
   const parts: string[] = [];

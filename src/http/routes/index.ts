@@ -26,9 +26,9 @@ export interface RouteOptions {
 export type ApiRoute = (app: FastifyInstance, svc: Services, opts: RouteOptions) => void;
 
 /** Every /api resource; a new route file is appended here. */
-export const API_ROUTES: ApiRoute[] = [connectionRoutes, queryRoutes, historyRoutes, aiRoutes, exportRoutes, asyncQueryRoutes, objectRoutes, keyRoutes, workspaceRoutes, grantRoutes, auditRoutes, toolRoutes];
+const API_ROUTES: ApiRoute[] = [connectionRoutes, queryRoutes, historyRoutes, aiRoutes, exportRoutes, asyncQueryRoutes, objectRoutes, keyRoutes, workspaceRoutes, grantRoutes, auditRoutes, toolRoutes];
 
-export const API_PREFIXES = ['/api', '/api/v1', '/w/:workspace/api', '/w/:workspace/api/v1'];
+const API_PREFIXES = ['/api', '/api/v1', '/w/:workspace/api', '/w/:workspace/api/v1'];
 
 export async function registerApiRoutes(app: FastifyInstance, svc: Services): Promise<void> {
   for (const prefix of API_PREFIXES) {

@@ -20,7 +20,7 @@ const scopeSchema = z.object({
   tools: z.array(z.string()).optional(),
 });
 
-export const apiKeySchema = z.object({
+const apiKeySchema = z.object({
   id: z.string(),
   name: z.string(),
   prefix: z.string(),
@@ -34,7 +34,7 @@ export const apiKeySchema = z.object({
   expired: z.boolean(),
 });
 
-export const createKeySchema = z
+const createKeySchema = z
   .object({
     name: z.string().min(1).max(100),
     user: z.string().min(1).max(320).optional().describe('Email of the key\'s user; another user than yourself needs an admin key'),

@@ -13,7 +13,7 @@ import type { RouteOptions } from './index.ts';
 
 const nameParams = z.object({ name: z.string().min(1).max(200) });
 
-export const toolRecordSchema = z.object({
+const toolRecordSchema = z.object({
   name: z.string(),
   version: z.number(),
   description: z.string(),

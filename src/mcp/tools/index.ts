@@ -74,7 +74,7 @@ function builtinTools(): Tool[] {
 }
 
 /** A curated tool as MCP shows it. Its result is the /query shape plus `tool`. */
-export function curatedToolDefinition(tool: ToolRecord): Tool {
+function curatedToolDefinition(tool: ToolRecord): Tool {
   return {
     name: tool.name,
     title: tool.name,
@@ -85,7 +85,7 @@ export function curatedToolDefinition(tool: ToolRecord): Tool {
 }
 
 /** What tools/list answers this principal. */
-export async function toolsFor(svc: Services, principal: Principal): Promise<Tool[]> {
+async function toolsFor(svc: Services, principal: Principal): Promise<Tool[]> {
   const curated = (await listTools(svc, principal)).map(curatedToolDefinition);
   return principal.apiKey?.scope?.toolsOnly ? curated : [...builtinTools(), ...curated];
 }
