@@ -27,7 +27,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { cliActor } from '../src/audit/audit.ts';
 import { loadConfig } from '../src/config.ts';
-import { listHistory, postgresSearchConditions, pruneHistory, writeHistory, type HistoryQuery } from '../src/history/history.ts';
+import { listHistory, postgresSearchConditions, pruneHistory, type HistoryQuery } from '../src/history/history.ts';
 import { indexHistoryBatch, startSearchIndexer, type SearchIndexer } from '../src/history/search-index.ts';
 import { buildApp } from '../src/server/app.ts';
 import { frontDoors } from '../src/server/front-doors.ts';
@@ -356,7 +356,7 @@ async function insertLatencies(s: Setup, until: Promise<unknown>): Promise<numbe
   const times: number[] = [];
   while (!done) {
     const t = performance.now();
-    await writeHistory(s.svc.db, {
+    await s.svc.history.write({
       principal: s.admin, queryId: 'q_bench', connection: { id: 'conn_main', name: 'main' }, sql: 'SELECT 1', statementType: 'SELECT',
       status: 'succeeded', rowCount: 1, affectedRows: null, durationMs: 1, error: null, source: 'api',
     });
@@ -382,14 +382,14 @@ async function retention(s: Setup): Promise<{ baseline: number[]; during: number
 }
 
 /** The SQLite search index's cost per entry as the server pays it: entries written by
- * writeHistory, then indexed in the background indexer's batches (indexHistoryBatch). */
+ * svc.history.write, then indexed in the background indexer's batches (indexHistoryBatch). */
 async function searchIndexCost(s: Setup): Promise<{ entries: number; usPerEntry: number; batch: number }> {
   const entries = 20_000;
   const batch = 200;
   const writes: Promise<unknown>[] = [];
   for (let i = 0; i < entries; i++) {
     writes.push(
-      writeHistory(s.svc.db, {
+      s.svc.history.write({
         principal: s.admin, queryId: `q_idx${i}`, connection: { id: 'conn_main', name: 'main' }, sql: `SELECT * FROM orders WHERE customer_id = ${i} AND status = 'open'`,
         statementType: 'SELECT', status: 'succeeded', rowCount: 1, affectedRows: null, durationMs: 1, error: null, source: 'api',
       }),

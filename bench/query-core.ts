@@ -7,7 +7,7 @@
 //                       same pg connections: what the read-only mode costs the client
 //   runQuery          — dbq's whole core path: key and connection look-ups, guard, permission,
 //                       timeout and cancel, running registry, the engine, the history entry
-//   history entry     — writeHistory alone, 16 at a time (one group commit per loop turn)
+//   history entry     — svc.history.write alone, 16 at a time (one group commit per loop turn)
 //   read decision     — the guard's cached verdict alone (the whole check before issue 13),
 //                       then decideStatement: the verdict plus the catalog allowlist check of
 //                       every function, operator, cast and relation, and the user types in
@@ -26,7 +26,6 @@ import { createConnection, getConnectionRow } from '../src/connections/connectio
 import { PipelinedStatement, type Step } from '../src/engines/postgres/postgres-batch.ts';
 import { RESEED } from '../src/engines/postgres/postgres.ts';
 import { TEXT_TYPES } from '../src/engines/postgres/postgres-cursor.ts';
-import { writeHistory } from '../src/history/history.ts';
 import { createLogger } from '../src/logger.ts';
 import { decideStatement } from '../src/guard/decide.ts';
 import { runQuery } from '../src/query/run.ts';
@@ -156,13 +155,13 @@ async function main(): Promise<void> {
     const decisions: string[] = [];
     for (const sql of DECISION_CASES) {
       const verdictOnly = await cpuPerOp(() => classifyStatement('postgres', sql));
-      const decided = await cpuPerOp(() => decideStatement(engine, sql));
+      const decided = await cpuPerOp(() => decideStatement(svc.readGuards.of(engine), sql));
       const last = LAST_TURN_CHECK[decisions.length];
       decisions.push(`| \`${sql.length > 60 ? sql.slice(0, 57) + '…' : sql}\` | ${verdictOnly.toFixed(2)} | ${decided.toFixed(2)} | ${(decided - verdictOnly).toFixed(2)} | ${last} |`);
     }
     const reload = await catalogReload(raw);
     const entry = { principal, queryId: 'q_bench', connection: { id: 'c_bench', name: 'pg' }, sql: 'SELECT 1', statementType: 'select', status: 'succeeded' as const, rowCount: 1, affectedRows: null, durationMs: 1, error: null, source: 'api' as const };
-    const history = await cpuPerOp(() => writeHistory(svc.db, entry));
+    const history = await cpuPerOp(() => svc.history.write(entry));
     process.stdout.write(
       [
         `query-core: CPU µs per statement in one process (no HTTP), ${CONCURRENCY} concurrent, ${OPS} per figure, ${os.cpus().length} cores`,
@@ -171,7 +170,7 @@ async function main(): Promise<void> {
         '|---|---:|---:|---:|---:|---:|',
         ...rows,
         '',
-        `History entry alone (writeHistory, ${CONCURRENCY} at a time, SQLite store): ${history.toFixed(1)} µs.`,
+        `History entry alone (svc.history.write, ${CONCURRENCY} at a time, SQLite store): ${history.toFixed(1)} µs.`,
         '',
         'Read decision, CPU µs per statement (before: the cached parser verdict alone; after: plus the catalog allowlist check):',
         '',

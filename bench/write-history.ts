@@ -19,7 +19,6 @@ import { cliActor } from '../src/audit/audit.ts';
 import { loadConfig } from '../src/config.ts';
 import { createConnection } from '../src/connections/connections.ts';
 import { createLogger } from '../src/logger.ts';
-import { completeHistory, writeHistory } from '../src/history/history.ts';
 import { runQuery } from '../src/query/run.ts';
 import { closeServices, createServices } from '../src/services.ts';
 import { authenticateKey, createApiKey } from '../src/workspaces/api-keys.ts';
@@ -87,10 +86,10 @@ async function measure(storeUrl: string | null): Promise<Figures> {
     const wall = performance.now() - t;
     const used = process.cpuUsage(cpu);
     const entry = { principal, queryId: 'q_bench', connection: { id: 'c_bench', name: 'pg' }, sql: `INSERT INTO ${TABLE} (v) VALUES ($1)`, statementType: 'INSERT', rowCount: null, affectedRows: null, durationMs: 1, error: null, source: 'api' as const };
-    const before = await timeIt(() => writeHistory(svc.db, { ...entry, status: 'succeeded', affectedRows: 1 }));
+    const before = await timeIt(() => svc.history.write({ ...entry, status: 'succeeded', affectedRows: 1 }));
     const now = await timeIt(async () => {
-      const { id } = await writeHistory(svc.db, { ...entry, status: 'running', durationMs: 0 }, { durable: true });
-      await completeHistory(svc.db, id, { status: 'succeeded', rowCount: null, affectedRows: 1, durationMs: 1, error: null });
+      const { id } = await svc.history.write({ ...entry, status: 'running', durationMs: 0 }, { durable: true });
+      await svc.history.complete(id, { status: 'succeeded', rowCount: null, affectedRows: 1, durationMs: 1, error: null });
     });
     return {
       history: { p50: [before.p50, now.p50], perSecond: [before.perSecond, now.perSecond] },

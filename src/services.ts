@@ -1,5 +1,7 @@
 // The composition root: builds every core dependency once from the Config and hands the
-// bundle to the front doors (HTTP, MCP, CLI). No module singletons besides the logger.
+// bundle to the front doors (HTTP, MCP, CLI). No module singletons besides the logger: state a
+// core function keeps between calls (history's group commit, AI schema contexts, tool-set
+// watches) is a field built here.
 import type { Kysely } from 'kysely';
 import type { Config } from './config.ts';
 import { toEngineConfig, fieldsOf, readFieldsOf, workspaceSlugOf } from './connections/connections.ts';
@@ -14,6 +16,9 @@ import { createEngine } from './engines/index.ts';
 import { createLimits, type Limits } from './limits/limits.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { openHistoryReader, type HistoryReader } from './history/history-reader.ts';
+import { HistoryLog } from './history/history-log.ts';
+import { AiState } from './ai/ai-state.ts';
+import { ToolChanges } from './tools/tool-changes.ts';
 import type { ConnectionRow, Database } from './store/schema.ts';
 import { openStore, type Store } from './store/store.ts';
 import { createPrivateDir, tightenDataDir } from './store/private-files.ts';
@@ -41,6 +46,12 @@ export interface Services {
   /** SQLite store: reads history pages that walk on worker threads; null on PostgreSQL,
    * whose walks run in its own backend. */
   historyReader: HistoryReader | null;
+  /** Writes query history: the group commit and its compiled statements, for this store. */
+  history: HistoryLog;
+  /** SQL generation: the provider (made on first use) and the connections' schema contexts. */
+  ai: AiState;
+  /** Who listens to which workspace's curated tool set (MCP sessions), and the announcements. */
+  toolChanges: ToolChanges;
 }
 
 export interface ServiceOptions {
@@ -81,7 +92,25 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   });
   // No thread starts until a page needs one: CLI commands open services too.
   const historyReader = store.kind === 'sqlite' ? await openHistoryReader(store.db) : null;
-  return { config, store, db: store.db, secretBox, pools, logger, createEngine: engineFactory, connectionTargets, onWrite: new Set(), running: new RunningQueries(), asyncQueries, limits, historyReader };
+  const onWrite = new Set<(connectionId: string) => void>();
+  return {
+    config,
+    store,
+    db: store.db,
+    secretBox,
+    pools,
+    logger,
+    createEngine: engineFactory,
+    connectionTargets,
+    onWrite,
+    running: new RunningQueries(),
+    asyncQueries,
+    limits,
+    historyReader,
+    history: new HistoryLog(store),
+    ai: new AiState(config.ai, onWrite),
+    toolChanges: new ToolChanges(store),
+  };
 }
 
 /** Rows reach the pools from getConnectionRow, which brings the workspace's slug along. */

@@ -7,7 +7,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliActor } from '../src/audit/audit.ts';
-import { listHistory, pruneHistory, writeHistory, type HistoryEntry, type HistoryQuery } from '../src/history/history.ts';
+import { listHistory, pruneHistory, type HistoryEntry, type HistoryQuery } from '../src/history/history.ts';
+import { HistoryLog } from '../src/history/history-log.ts';
 import { indexHistoryBatch, searchIndexApplies, searchWithIndex, startSearchIndexer } from '../src/history/search-index.ts';
 import { openStore, type Store } from '../src/store/store.ts';
 import { authenticateKey, createApiKey, type Principal } from '../src/workspaces/api-keys.ts';
@@ -16,8 +17,10 @@ import { createWorkspace } from '../src/workspaces/workspaces.ts';
 import { startServer } from '../src/server/server.ts';
 import { tempDir } from './support/databases.ts';
 import { createHarness, PG_URL } from './support/harness.ts';
+import { sleep, until } from './support/wait.ts';
 
 let store: Store;
+let history: HistoryLog;
 let admin: Principal;
 let reader: Principal;
 let other: Principal;
@@ -36,7 +39,7 @@ async function write(p: Principal, n: number, pick: (i: number) => number, conn 
   for (let i = 0; i < n; i++) {
     const text = TEXTS[pick(i)].replace('{g}', String(i));
     writes.push(
-      writeHistory(store.db, {
+      history.write({
         principal: p, queryId: `q_${i}`, connection: { id: `conn_${conn}`, name: conn }, sql: text, statementType: 'SELECT',
         status: i % 7 === 0 ? 'failed' : 'succeeded', rowCount: 1, affectedRows: null, durationMs: 1, error: null, source: i % 5 === 0 ? 'mcp' : 'api',
       }),
@@ -83,6 +86,7 @@ const SEARCHES = ['orders', 'ORDERS', 'rare_audit', 'Customers where', '100%_', 
 
 beforeAll(async () => {
   store = await openStore({ dataDir: tempDir(), storeUrl: null });
+  history = new HistoryLog(store);
   await createWorkspace(store.db, { slug: 'h', plan: 'enterprise' });
   await createWorkspace(store.db, { slug: 'o', plan: 'enterprise' });
   await createUser(store.db, { workspace: 'h', email: 'admin@h.test', role: 'admin' }, cliActor());
@@ -219,8 +223,7 @@ describe('history search through the SQLite trigram index', () => {
     const indexer = startSearchIndexer(store.db, { intervalMs: 20 });
     try {
       await write(admin, 400, (i) => i % 6);
-      const deadline = Date.now() + 5000;
-      while ((await indexedUpTo()) < (await maxRowid()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await until('the indexer to catch up', async () => (await indexedUpTo()) >= (await maxRowid()), 5000);
       expect(await indexedUpTo()).toBe(await maxRowid());
       expect(await allPages(admin, { search: 'customers' })).toEqual(await reference(admin, 'customers'));
     } finally {
@@ -264,7 +267,8 @@ describe('history search index in a running server', () => {
   it('does not index with DBQ_HISTORY_SEARCH_INDEX=off, and search answers the same', async () => {
     const { server, call, state } = await serve({ DBQ_HISTORY_SEARCH_INDEX: 'off' });
     try {
-      await new Promise((r) => setTimeout(r, 2500));
+      // An absence has no event to wait for: two and a half of the indexer's 1 s intervals pass.
+      await sleep(2500);
       expect(await state()).toBe(0);
       const res = await call('GET', '/api/query/history?search=NEEDLE_2&limit=50');
       expect(res.body.data.entries).toHaveLength(11);

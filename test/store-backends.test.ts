@@ -6,7 +6,8 @@ import { sql } from 'kysely';
 import { createConnection, fieldsOf, getConnectionRow, updateConnection } from '../src/connections/connections.ts';
 import { createSecretBox } from '../src/secrets/secret-box.ts';
 import { InvalidApiKeyError } from '../src/errors.ts';
-import { listHistory, pruneHistory, writeHistory } from '../src/history/history.ts';
+import { listHistory, pruneHistory } from '../src/history/history.ts';
+import { HistoryLog } from '../src/history/history-log.ts';
 import { firstIdAt } from '../src/ids.ts';
 import { openStore, type Store } from '../src/store/store.ts';
 import { authenticateKey, createApiKey, listApiKeys, revokeApiKey } from '../src/workspaces/api-keys.ts';
@@ -124,8 +125,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     it('pages history by keyset without skips or repeats while entries arrive', async () => {
       const ws = await getWorkspace(store.db, 'acme');
       const principal = await authenticateKey(store.db, (await createApiKey(store.db, { workspace: 'acme', email: 'ana@acme.test', name: 'h' })).secret);
+      const history = new HistoryLog(store);
       const write = (i: number) =>
-        writeHistory(store.db, {
+        history.write({
           principal,
           queryId: `q_${i}`,
           connection: { id: 'conn_x', name: 'x' },

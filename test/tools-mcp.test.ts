@@ -8,7 +8,6 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toolChangesOf } from '../src/tools/tool-changes.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createMcpHarness, dataOf, eventually, textOf, TRANSPORTS, type McpHarness } from './support/mcp-harness.ts';
 import { workspaceSqliteDir } from './support/harness.ts';
@@ -175,8 +174,8 @@ describe.each(TRANSPORTS)('curated tools over %s', (transport) => {
 it('closing the sessions ends their watches', async () => {
   const client = await m.connect('streamable', m.h.readerKey);
   await client.listTools();
-  await eventually(() => toolChangesOf(m.h.svc).size === 1);
+  await eventually(() => m.h.svc.toolChanges.size === 1);
   // Close every client the harness opened: no watch may outlive them.
   await m.app.close();
-  await eventually(() => toolChangesOf(m.h.svc).size === 0, 5000);
+  await eventually(() => m.h.svc.toolChanges.size === 0, 5000);
 });

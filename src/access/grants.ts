@@ -11,11 +11,12 @@ import type { ConnectionRow, Database } from '../store/schema.ts';
 import type { Memo } from '../store/store.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { assertAdmin, assertKeyAllowsConnection, keyAllowsConnection } from './scope.ts';
-import { toolChangesOf } from '../tools/tool-changes.ts';
 
 interface Deps {
   db: Kysely<Database>;
   store?: { memo: Memo; epoch(): string | null };
+  /** Services.toolChanges: tools follow their connection's grants. */
+  toolChanges?: { announce(workspaceId: string): void };
 }
 
 /** Whether the principal's user (not its key) may use the connection. */
@@ -149,7 +150,6 @@ export async function setGrants(deps: Deps, principal: Principal, idOrName: stri
   await getConnectionFor(deps, principal, idOrName);
   const grants = await writeGrants(deps.db, principal.workspace.id, idOrName, input, actor);
   // Tools follow their connection's grants: open MCP sessions re-check their lists now.
-  // (The registry is per Services object: `deps` is the caller's svc.)
-  if (deps.store) toolChangesOf(deps as Deps & { store: NonNullable<Deps['store']> }).announce(principal.workspace.id);
+  deps.toolChanges?.announce(principal.workspace.id);
   return grants;
 }

@@ -1,13 +1,13 @@
 // Query history: exactly one entry per query request, and keyset-paged reads. Entry ids are
 // time-ordered (src/ids.ts), so "newest first" is `ORDER BY id DESC` and the cursor is the
 // last id seen: entries written while a client pages land above its cursor and can neither
-// shift a page (no skips) nor reappear (no repeats), unlike OFFSET paging.
-import { CompiledQuery, PostgresAdapter, SqliteAdapter, sql, type Kysely } from 'kysely';
+// shift a page (no skips) nor reappear (no repeats), unlike OFFSET paging. Writing entries (the
+// group commit, which holds state per store) is history-log.ts.
+import { PostgresAdapter, SqliteAdapter, sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import { InvalidRequestError } from '../errors.ts';
-import { firstIdAt, newId, nowIso } from '../ids.ts';
+import { firstIdAt } from '../ids.ts';
 import type { Database, HistoryRow } from '../store/schema.ts';
-import { writeHistoryBatch } from '../store/history-writer.ts';
 import { searchIndexApplies, searchWithIndex } from './search-index.ts';
 import { walkHistory } from './history-walk.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
@@ -53,40 +53,6 @@ export interface NewHistoryEntry {
   tool?: { name: string; version: number } | null;
 }
 
-export interface WriteHistoryOptions {
-  /** Committed so that a crash of the store's server cannot lose it either (a write's
-   * `running` entry, written before its statement runs); otherwise the store's usual history
-   * commit (src/store/history-writer.ts). */
-  durable?: boolean;
-}
-
-export async function writeHistory(db: Kysely<Database>, e: NewHistoryEntry, opts: WriteHistoryOptions = {}): Promise<HistoryEntry> {
-  const row: HistoryRow = {
-    id: newId('h'),
-    workspace_id: e.principal.workspace.id,
-    query_id: e.queryId,
-    connection_id: e.connection.id,
-    connection_name: e.connection.name,
-    sql: e.sql,
-    statement_type: e.statementType,
-    status: e.status,
-    row_count: e.rowCount,
-    affected_rows: e.affectedRows,
-    duration_ms: Math.round(e.durationMs),
-    error: e.error,
-    source: e.source,
-    api_key_id: e.principal.apiKey?.id ?? null,
-    api_key_name: e.principal.apiKey?.name ?? null,
-    user_id: e.principal.user.id,
-    user_email: e.principal.user.email,
-    created_at: nowIso(),
-    tool_name: e.tool?.name ?? null,
-    tool_version: e.tool?.version ?? null,
-  };
-  await enqueue(db, row, opts.durable === true);
-  return toEntry(row);
-}
-
 export interface HistoryOutcome {
   status: Exclude<HistoryStatus, 'running'>;
   rowCount: number | null;
@@ -95,117 +61,8 @@ export interface HistoryOutcome {
   error: string | null;
 }
 
-/** Completes an entry written `running` (durably, as it was written): the same entry, so a
- * query still has exactly one. */
-export async function completeHistory(db: Kysely<Database>, id: string, o: HistoryOutcome): Promise<void> {
-  await writeHistoryBatch(db, CompiledQuery.raw(completeText(db), [o.status, o.rowCount, o.affectedRows, Math.round(o.durationMs), o.error, id]), { durable: true });
-}
-
-const completeTexts = new WeakMap<Kysely<Database>, string>();
-
-/** Compiled once per store, like the INSERT texts below. */
-function completeText(db: Kysely<Database>): string {
-  let text = completeTexts.get(db);
-  if (text === undefined) {
-    text = db
-      .updateTable('query_history')
-      .set({ status: 'succeeded', row_count: null, affected_rows: null, duration_ms: 0, error: null })
-      .where('id', '=', '')
-      .compile().sql;
-    completeTexts.set(db, text);
-  }
-  return text;
-}
-
-// Group commit: entries written close together share one INSERT (one SQLite transaction, one
-// PostgreSQL round trip) instead of a commit each — on the /query hot path a commit per entry
-// was a quarter of the server's CPU. Every caller still waits until its own entry is
-// committed, so no response goes out for a query whose history entry is not stored. Batches
-// are written one after another in id order, so keyset readers never see a newer entry
-// committed before an older one.
-const MAX_BATCH = 200;
-
-interface Pending {
-  row: HistoryRow;
-  durable: boolean;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
-interface Queue {
-  pending: Pending[];
-  scheduled: boolean;
-  chain: Promise<void>;
-}
-
-const queues = new WeakMap<Kysely<Database>, Queue>();
-
-function enqueue(db: Kysely<Database>, row: HistoryRow, durable: boolean): Promise<void> {
-  let queue = queues.get(db);
-  if (!queue) {
-    queue = { pending: [], scheduled: false, chain: Promise.resolve() };
-    queues.set(db, queue);
-  }
-  const q = queue;
-  return new Promise<void>((resolve, reject) => {
-    q.pending.push({ row, durable, resolve, reject });
-    if (!q.scheduled) {
-      q.scheduled = true;
-      // setImmediate: every entry produced by the I/O events of this loop turn joins the batch.
-      setImmediate(() => {
-        q.scheduled = false;
-        q.chain = q.chain.then(() => flush(db, q));
-      });
-    }
-  });
-}
-
-async function flush(db: Kysely<Database>, q: Queue): Promise<void> {
-  while (q.pending.length > 0) {
-    const batch = q.pending.splice(0, MAX_BATCH);
-    try {
-      // On PostgreSQL the commit does not wait for the WAL flush (src/store/history-writer.ts)
-      // unless an entry of the batch must be durable: a write's `running` entry shares the
-      // group commit (and keeps the id order) but waits for the flush, and so do the others.
-      // Either way the entries are committed and visible when this resolves.
-      const durable = batch.some((p) => p.durable);
-      await writeHistoryBatch(db, CompiledQuery.raw(insertText(db, batch.length), batch.flatMap((p) => HISTORY_COLUMNS.map((c) => p.row[c]))), { durable });
-      for (const p of batch) p.resolve();
-    } catch (err) {
-      for (const p of batch) p.reject(err);
-    }
-  }
-}
-
-// Kysely builds and compiles an INSERT from scratch on every call; for the group commit that
-// was more CPU than the insert itself. The text for n rows is compiled once per store and run
-// with each batch's values (the store's statement cache then skips SQLite's prepare too).
-const HISTORY_COLUMNS = [
-  'id', 'workspace_id', 'query_id', 'connection_id', 'connection_name', 'sql', 'statement_type', 'status', 'row_count',
-  'affected_rows', 'duration_ms', 'error', 'source', 'api_key_id', 'api_key_name', 'user_id', 'user_email', 'created_at',
-  'tool_name', 'tool_version',
-] as const satisfies readonly (keyof HistoryRow)[];
-// Fails to compile when a column is added to HistoryRow but not listed above.
-const everyColumnListed: [Exclude<keyof HistoryRow, (typeof HISTORY_COLUMNS)[number]>] extends [never] ? true : never = true;
-void everyColumnListed;
-const PLACEHOLDER_ROW = Object.fromEntries(HISTORY_COLUMNS.map((c) => [c, null])) as unknown as HistoryRow;
-const insertTexts = new WeakMap<Kysely<Database>, Map<number, string>>();
-
-function insertText(db: Kysely<Database>, rows: number): string {
-  let texts = insertTexts.get(db);
-  if (!texts) insertTexts.set(db, (texts = new Map()));
-  let text = texts.get(rows);
-  if (text === undefined) {
-    const compiled = db.insertInto('query_history').values(Array.from({ length: rows }, () => PLACEHOLDER_ROW)).compile();
-    // Every value must be a parameter, in row-major column order, for the texts to be reusable.
-    if (compiled.parameters.length !== rows * HISTORY_COLUMNS.length) throw new Error('history insert did not compile to one parameter per value');
-    text = compiled.sql;
-    texts.set(rows, text);
-  }
-  return text;
-}
-
-function toEntry(row: HistoryRow): HistoryEntry {
+/** The public shape of a stored entry. */
+export function toHistoryEntry(row: HistoryRow): HistoryEntry {
   return {
     id: row.id,
     queryId: row.query_id,
@@ -307,7 +164,7 @@ export async function listHistory(
   if (query.cursor) decodeCursor(query.cursor);
   const scope = historyScope(principal);
   const { rows, resumeBelow } = opts.reader && walksHistory(scope, query) ? await opts.reader.read(scope, query) : await selectHistoryPage(db, scope, query);
-  const page = rows.slice(0, query.limit).map(toEntry);
+  const page = rows.slice(0, query.limit).map(toHistoryEntry);
   const nextCursor = rows.length > query.limit ? encodeCursor(page[page.length - 1].id) : resumeBelow === null ? null : encodeCursor(resumeBelow);
   return { entries: page, nextCursor };
 }

@@ -5,14 +5,13 @@
 // process changed it (src/tools/tool-changes.ts); the watch ends with the session.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { FastifyBaseLogger } from 'fastify';
-import { toolChangesOf } from '../tools/tool-changes.ts';
 import { listTools } from '../tools/tools.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { principalFromExtra } from './sessions.ts';
 import { registerTools } from './tools/index.ts';
 
-export const SERVER_INFO = { name: 'dbq', title: 'dbq — SQL on your workspace databases', version: '1' };
+const SERVER_INFO = { name: 'dbq', title: 'dbq — SQL on your workspace databases', version: '1' };
 
 const INSTRUCTIONS = [
   'dbq runs SQL on the PostgreSQL, MySQL/MariaDB and SQLite connections of one workspace, with the permissions of the API key this session uses.',
@@ -41,7 +40,7 @@ function watchCuratedTools(server: Server, svc: Services, log: FastifyBaseLogger
   server.oninitialized = () => {
     if (closed || unsubscribe) return;
     let last = signatureOf(svc, principal).catch(() => '');
-    unsubscribe = toolChangesOf(svc).subscribe(principal.workspace.id, () => {
+    unsubscribe = svc.toolChanges.subscribe(principal.workspace.id, () => {
       last = last.then(async (before) => {
         if (closed) return before;
         const now = await signatureOf(svc, principal).catch(() => before);

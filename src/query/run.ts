@@ -24,7 +24,7 @@ import {
   QueryTimeoutError,
   StoreUnavailableError,
 } from '../errors.ts';
-import { completeHistory, writeHistory, type HistoryOutcome, type HistorySource, type HistoryStatus, type NewHistoryEntry } from '../history/history.ts';
+import type { HistoryOutcome, HistorySource, HistoryStatus, NewHistoryEntry } from '../history/history.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
 import { decideStatement } from '../guard/decide.ts';
@@ -212,7 +212,7 @@ function historyEntryOf(q: QueryIdentity, status: HistoryStatus, extra: HistoryE
 
 /** The one history entry of a prepared query. */
 export function recordHistory(svc: Services, q: QueryIdentity, status: HistoryStatus, extra: HistoryExtra = {}): Promise<unknown> {
-  return writeHistory(svc.db, historyEntryOf(q, status, extra));
+  return svc.history.write(historyEntryOf(q, status, extra));
 }
 
 /** Whether a statement may have changed anything: `true` once the engine answered; after a
@@ -252,14 +252,14 @@ export async function openHistory(svc: Services, q: QueryIdentity): Promise<Hist
   }
   let id: string;
   try {
-    id = (await writeHistory(svc.db, { ...historyEntryOf(q, 'running', {}), durationMs: 0 }, { durable: true })).id;
+    id = (await svc.history.write({ ...historyEntryOf(q, 'running', {}), durationMs: 0 }, { durable: true })).id;
   } catch (err) {
     throw withStatementRan(err, false, q.queryId);
   }
   return {
     async finish(status, extra, statementRan) {
       try {
-        await completeHistory(svc.db, id, {
+        await svc.history.complete(id, {
           status,
           rowCount: extra.rowCount ?? null,
           affectedRows: extra.affectedRows ?? null,

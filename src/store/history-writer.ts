@@ -1,4 +1,4 @@
-// How query history entries are committed, per store (issue 16). On PostgreSQL each group
+// How query history entries are committed, per store. On PostgreSQL each group
 // commit returns without waiting for the WAL flush to disk — synchronous_commit = off for that
 // one transaction — as the SQLite store's WAL with synchronous = NORMAL does (on the bench
 // machine the flush was most of a history batch's time, and every query's response waits for
@@ -17,18 +17,24 @@
 // so that an operator can always tell what ran, and completed after; a crash of the store's
 // server must not take either back (a completion lost that way turned acknowledged writes back
 // into `running` in the store-outage test).
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 
 export interface HistoryWriteOptions {
   durable?: boolean;
 }
 
-export type HistoryWriter = (db: Kysely<Database>, statement: CompiledQuery, opts?: HistoryWriteOptions) => Promise<void>;
+/** Runs a history statement (a batch INSERT, a completing UPDATE) the way its store wants it
+ * committed. Each store makes its own (Store.historyWriter), bound to its database. */
+export type HistoryWriter = (statement: CompiledQuery, opts?: HistoryWriteOptions) => Promise<void>;
 
-const plainWriter: HistoryWriter = async (db, statement) => {
-  await db.executeQuery(statement);
-};
+/** SQLite: the statement as it is (the WAL with synchronous = NORMAL already returns before
+ * the disk flush). */
+export function plainHistoryWriter(db: Kysely<Database>): HistoryWriter {
+  return async (statement) => {
+    await db.executeQuery(statement);
+  };
+}
 
 const asyncTexts = new Map<string, string>();
 const FIRST_VALUE = /\bvalues \(\$1,/;
@@ -46,16 +52,12 @@ export function asyncCommitText(text: string): string {
   return out;
 }
 
-export const asyncCommitWriter: HistoryWriter = async (db, statement, opts) => {
-  await db.executeQuery(opts?.durable ? statement : CompiledQuery.raw(asyncCommitText(statement.sql), [...statement.parameters]));
-};
-
 /** The same INSERT as a named prepared statement on the pool's connection: PostgreSQL parses
  * and plans each batch size once per connection instead of once per batch (node-postgres keeps
  * the names per connection and prepares on first use). */
 export function preparedAsyncCommitWriter(pool: { query(config: { name: string; text: string; values: unknown[] }): Promise<unknown> }): HistoryWriter {
   const names = new Map<string, string>();
-  return async (_db, statement, opts) => {
+  return async (statement, opts) => {
     const text = opts?.durable ? statement.sql : asyncCommitText(statement.sql);
     let name = names.get(text);
     if (name === undefined) {
@@ -64,16 +66,4 @@ export function preparedAsyncCommitWriter(pool: { query(config: { name: string; 
     }
     await pool.query({ name, text, values: [...statement.parameters] });
   };
-}
-
-const writers = new WeakMap<Kysely<Database>, HistoryWriter>();
-
-export function setHistoryWriter(db: Kysely<Database>, writer: HistoryWriter): void {
-  writers.set(db, writer);
-}
-
-/** Runs a history statement (a batch INSERT, a completing UPDATE) for `db` the way its store
- * wants it committed. */
-export function writeHistoryBatch(db: Kysely<Database>, statement: CompiledQuery, opts?: HistoryWriteOptions): Promise<void> {
-  return (writers.get(db) ?? plainWriter)(db, statement, opts);
 }

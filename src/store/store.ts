@@ -9,7 +9,7 @@ import type { Database } from './schema.ts';
 import { migrationProvider } from './migrations.ts';
 import { ChangeEpoch } from './change-epoch.ts';
 import { PgChangeFeed } from './pg-changes.ts';
-import { preparedAsyncCommitWriter, setHistoryWriter } from './history-writer.ts';
+import { plainHistoryWriter, preparedAsyncCommitWriter, type HistoryWriter } from './history-writer.ts';
 import { cachingDatabase } from './statement-cache.ts';
 import { createPrivateFile } from './private-files.ts';
 import { StorePool } from './pg-store-pool.ts';
@@ -29,6 +29,8 @@ export interface Store {
   memo: Memo;
   /** PostgreSQL only: the change feed behind epoch() (tests, diagnostics). */
   changes?: PgChangeFeed;
+  /** How this store commits query history statements (history-writer.ts). */
+  historyWriter: HistoryWriter;
 }
 
 export type Memo = <T>(key: string, load: () => Promise<T>) => Promise<T>;
@@ -89,6 +91,7 @@ function openSqliteStore(dataDir: string): Store {
     kind: 'sqlite',
     epoch: () => changes.current(),
     memo: createMemo(() => changes.current()),
+    historyWriter: plainHistoryWriter(db),
     async ping() {
       await sql`select 1`.execute(db);
     },
@@ -132,8 +135,6 @@ function openPostgresStore(url: string, logger?: StoreOptions['logger']): Store 
     },
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [changes.ownWrites] });
-  // History group commits do not wait for the WAL flush: see history-writer.ts.
-  setHistoryWriter(db, preparedAsyncCommitWriter(pool));
   // The listener starts with the first look-up, not at open: admin commands (the CLI) open the
   // store too and never cache anything. Until it listens (or the fallback has read the counter)
   // the epoch is null and look-ups go to the store.
@@ -151,6 +152,8 @@ function openPostgresStore(url: string, logger?: StoreOptions['logger']): Store 
     epoch,
     memo: createMemo(epoch),
     changes,
+    // History group commits do not wait for the WAL flush: see history-writer.ts.
+    historyWriter: preparedAsyncCommitWriter(pool),
     async ping() {
       await sql`select 1`.execute(db);
     },

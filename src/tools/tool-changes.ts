@@ -8,9 +8,10 @@ import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '../store/schema.ts';
 
-interface Deps {
+/** The store: its database and its change epoch. */
+interface Store {
   db: Kysely<Database>;
-  store: { epoch(): string | null };
+  epoch(): string | null;
 }
 
 type Listener = () => void;
@@ -49,12 +50,13 @@ export async function toolSetFingerprint(db: Kysely<Database>, workspaceId: stri
   return `${row?.n ?? 0}:${row?.d ?? 0}:${row?.c ?? ''}:${row?.x ?? ''}|${grants?.g ?? 0}:${grants?.gc ?? ''}:${open?.e ?? 0}`;
 }
 
-/** Per Services object: who listens to which workspace's tool set. */
+/** Who listens to which workspace's tool set: one per Services object (`svc.toolChanges`,
+ * built by src/services.ts), so this process's announcements reach its own sessions. */
 export class ToolChanges {
   private readonly workspaces = new Map<string, Watched>();
 
   constructor(
-    private readonly deps: Deps,
+    private readonly store: Store,
     private readonly intervalMs = TOOL_CHECK_INTERVAL_MS,
   ) {}
 
@@ -95,11 +97,11 @@ export class ToolChanges {
       if (force) w.again = true;
       return;
     }
-    const epoch = this.deps.store.epoch();
+    const epoch = this.store.epoch();
     if (!force && epoch !== null && epoch === w.epoch) return;
     w.checking = true;
     try {
-      const fingerprint = await toolSetFingerprint(this.deps.db, workspaceId);
+      const fingerprint = await toolSetFingerprint(this.store.db, workspaceId);
       w.epoch = epoch;
       const before = w.fingerprint;
       w.fingerprint = fingerprint;
@@ -119,16 +121,4 @@ export class ToolChanges {
   get size(): number {
     return this.workspaces.size;
   }
-}
-
-const registry = new WeakMap<object, ToolChanges>();
-
-/** The ToolChanges of one Services object (made on first use, gone with it). */
-export function toolChangesOf(svc: Deps): ToolChanges {
-  let changes = registry.get(svc);
-  if (!changes) {
-    changes = new ToolChanges(svc);
-    registry.set(svc, changes);
-  }
-  return changes;
 }

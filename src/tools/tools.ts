@@ -20,15 +20,14 @@ import type { Principal } from '../workspaces/api-keys.ts';
 import { inTransaction, recordAudit, type Actor } from '../audit/audit.ts';
 import { getConnectionFor, userMayUse } from '../access/grants.ts';
 import { assertAdmin, assertKeyAllowsTool, keyAllowsConnection, keyAllowsTool, TOOL_NAME } from '../access/scope.ts';
-import { toolChangesOf } from './tool-changes.ts';
 import { checkParameters, parametersSchema, paramsJsonSchema, resolveParamValues, type ToolParameter } from './tool-params.ts';
 import { bindPlaceholders, checkPlaceholders, findPlaceholders } from './tool-sql.ts';
 
 /** The MCP server's own tools: a curated tool may not shadow one. */
-export const BUILTIN_TOOL_NAMES = ['list_connections', 'list_tables', 'describe_table', 'search_objects', 'execute_query', 'get_query_history', 'generate_sql'] as const;
+const BUILTIN_TOOL_NAMES = ['list_connections', 'list_tables', 'describe_table', 'search_objects', 'execute_query', 'get_query_history', 'generate_sql'] as const;
 
 /** The most rows a tool may return (the /query cap). */
-export const TOOL_MAX_ROWS = 10_000;
+const TOOL_MAX_ROWS = 10_000;
 
 const toolFields = {
   description: z.string().trim().min(1).max(4000),
@@ -142,7 +141,7 @@ async function validateDefinition(svc: Services, row: StoredConnectionRow, sql: 
   const placeholders = findPlaceholders(sql, row.engine);
   checkPlaceholders(placeholders, parameters);
   const bound = bindPlaceholders(sql, row.engine, placeholders, new Map(parameters.map((p) => [p.name, p.type])), null);
-  const verdict = await decideStatement(svc.pools.forRead(row), bound.sql);
+  const verdict = await decideStatement(svc.readGuards.of(svc.pools.forRead(row)), bound.sql);
   if (verdict.kind === 'rejected') throw new InvalidRequestError(`sql: ${verdict.reason ?? 'Statement rejected'}`, { field: 'sql' });
   if (verdict.kind === 'invalid') throw new QueryFailedError(verdict.reason ?? 'syntax error', verdict.details);
 }
@@ -167,7 +166,7 @@ async function insertVersion(svc: Services, row: CuratedToolRow, actor: Actor, a
     if (again && Number(again.version) >= row.version) throw new ConflictError(`Tool ${row.name} was changed at the same time; try again`, { field: 'name' });
     throw err;
   }
-  toolChangesOf(svc).announce(row.workspace_id);
+  svc.toolChanges.announce(row.workspace_id);
 }
 
 export async function createTool(svc: Services, author: ToolAuthor, input: CreateToolInput, actor: Actor): Promise<ToolRecord> {
@@ -238,7 +237,7 @@ export async function deleteTool(svc: Services, author: ToolAuthor, name: string
     await trx.updateTable('curated_tools').set({ deleted_at: deletedAt }).where('id', '=', current.id).where('deleted_at', 'is', null).execute();
     await recordAudit(trx, { workspaceId, actor, action: 'tool.deleted', target: { type: 'tool', id: current.id, name }, changes: { version: Number(current.version) } });
   });
-  toolChangesOf(svc).announce(workspaceId);
+  svc.toolChanges.announce(workspaceId);
   return toRecord({ ...current, deleted_at: deletedAt }, true);
 }
 
