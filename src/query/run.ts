@@ -330,7 +330,10 @@ export async function prepareQuery(
   if (verdict.kind === 'write') {
     const reason =
       principal.user.role !== 'admin'
-        ? 'a read-only key may run read statements only'
+        ? // A person signed in to the web app used no key: their role is what refuses.
+          principal.apiKey === null
+          ? 'your role (read-only) may run read statements only'
+          : 'a read-only key may run read statements only'
         : row.read_only === 1
           ? 'the connection is read-only'
           : opts.readOnly
