@@ -33,7 +33,7 @@ export interface ApiKey {
 }
 
 /** A key expiring within this many days is flagged in the lists (web, CLI, GET /keys). */
-export const EXPIRES_SOON_DAYS = 14;
+const EXPIRES_SOON_DAYS = 14;
 
 /** Who is calling: the result of authentication, passed to every core function.
  * `user.role` is the role the caller acts with — the user's current role narrowed by the key's
