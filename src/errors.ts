@@ -242,8 +242,8 @@ export class QueryTimeoutError extends DbqError {
 }
 
 /** No space left where a write had to go (SQLITE_FULL, ENOSPC): dbq's own store, or the disk
- * of a SQLite connection's file (issue 24 item 8: a full disk answered every SELECT with a bare
- * 500, since each one writes its history entry). Nothing to retry until space is freed. */
+ * of a SQLite connection's file (without it a full disk answered every SELECT with a bare 500,
+ * since each one writes its history entry). Nothing to retry until space is freed. */
 export class StorageFullError extends DbqError {
   constructor(where: 'store' | 'database', cause?: unknown) {
     const message =

@@ -68,7 +68,7 @@ async function connectionUsable(db: Kysely<Database>, user: UserRow, connectionI
 }
 
 /** Curated tool names, each of a live tool on a connection the key's user may use; the others
- * are refused together, the way an unknown connection is (issue 23 item 5: a misspelt name was
+ * are refused together, the way an unknown connection is (a misspelt name used to be
  * stored and the key could then run nothing, with no word why). A tool the user may not use is
  * reported exactly like one that does not exist, as /tools/{name} does. */
 async function resolveTools(db: Kysely<Database>, user: UserRow, names: string[]): Promise<string[]> {

@@ -1,6 +1,6 @@
 // Curated tool parameter patterns are compiled and matched on a worker thread, under a deadline
-// (issue 23, item 4: `^(a+)+$` as a backtracking RegExp held the whole server 85–114 s per call,
-// and any caller of the tool, a tools-only agent key too, could send the value). RE2 (re2js)
+// (`^(a+)+$` as a backtracking RegExp held the whole server 85–114 s per call, and any caller
+// of the tool, a tools-only agent key too, could send the value). RE2 (re2js)
 // makes matching linear, but linear is not cheap in JavaScript: 100 KB took re2js 8–20 ms for
 // `^[a-z]+$` and 0.5–2.4 s for patterns whose DFA it gives up on, and compiling 1,000
 // characters of counted repetition took up to 1 s. The event loop only posts the pattern and

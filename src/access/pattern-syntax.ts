@@ -1,4 +1,4 @@
-// The dialect of a curated tool parameter's `pattern` (issue 23, item 4). An admin writes it in
+// The dialect of a curated tool parameter's `pattern`. An admin writes it in
 // JavaScript syntax (the JSON Schema `pattern` MCP clients are shown is ECMA-262), and dbq
 // matches it with RE2 (re2js), whose time is linear in the value: V8's backtracking RegExp took
 // 85–114 s for `^(a+)+$` on a long value and held every workspace's requests meanwhile.

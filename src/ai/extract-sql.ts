@@ -14,7 +14,7 @@ export interface ExtractedSql {
 // A fence's info line (blanks, language tag, blanks), each part taken whole: `(?=(x*))\1` is
 // JavaScript's atomic group. The plain `[ \t]*[A-Za-z0-9_+-]*[ \t]*` split a run of blanks
 // every way before giving up on an unclosed fence: ``` and 20,000 spaces held the event loop
-// 1 s (issue 23, item 4). Taking each part whole is what the greedy match does when it succeeds.
+// 1 s. Taking each part whole is what the greedy match does when it succeeds.
 const FENCED = /```(?=([ \t]*))\1(?=([A-Za-z0-9_+-]*))\2(?=([ \t]*))\3\n?([\s\S]*?)```/g;
 const OPEN_FENCE = /```(?=([ \t]*))\1(?=([A-Za-z0-9_+-]*))\2(?=([ \t]*))\3\n([\s\S]*)$/;
 

@@ -1,7 +1,8 @@
 // `dbq mcp --url <workspace_url>`: a stdio MCP server for clients that only launch local
-// processes (issue 18), relaying every message to dbq's Streamable HTTP endpoint with the key
-// in the Authorization header. Both sides are the SDK's own transports, so framing, sessions
-// (`mcp-session-id`), the server's SSE stream and its reconnection are the SDK's, not ours.
+// processes (Claude Desktop and the like), relaying every message to dbq's Streamable HTTP
+// endpoint with the key in the Authorization header. Both sides are the SDK's own transports,
+// so framing, sessions (`mcp-session-id`), the server's SSE stream and its reconnection are the
+// SDK's, not ours.
 // stdout is the protocol channel: nothing but relayed messages may be written there.
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';

@@ -1,4 +1,4 @@
-// The web app (issue 6) as one plugin for src/server/front-doors.ts: pages and their JSON
+// The web app as one plugin for src/server/front-doors.ts: pages and their JSON
 // endpoints at the root (workspace `default`, or the host-form workspace) and under
 // /w/:workspace, plus the bundled assets at /ui/assets/ (workspace-independent, so one copy
 // serves every workspace and the browser caches it once).

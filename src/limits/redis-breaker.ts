@@ -1,4 +1,4 @@
-// A circuit breaker in front of one Redis client (issue 24 item 4). A dead Redis costs nothing:
+// A circuit breaker in front of one Redis client. A dead Redis costs nothing:
 // its socket closes, ioredis refuses commands at once (no offline queue) and the caller falls
 // back. A hung one — SIGSTOPped, swapping, stuck in a long script — keeps its TCP connection
 // open, so every command waits out its full timeout before the fallback answers: 505 ms added

@@ -4,8 +4,8 @@
 //   script through its `customIncrTtlLuaScript` hook. The library's own script is an
 //   "enhanced fixed window" (the count resets a whole `duration` after the first request), which
 //   admits up to twice the limit across a window edge — 60 requests at 0:59 and 60 more at 1:00.
-//   API.md promises a sliding window, so the script keeps a sorted set of the times of admitted
-//   requests and counts only the last `duration` seconds. The library still owns the client
+//   dbq's limits are sliding windows (README), so the script keeps a sorted set of the times
+//   of admitted requests and counts only the last `duration` seconds. The library still owns the client
 //   wiring (EVALSHA via defineCommand), result parsing, `rejectIfRedisNotReady` and the
 //   switch to the insurance limiter when Redis fails.
 // - Memory (one process): `SlidingWindowMemory`, the same log in a Map, used alone when

@@ -1,7 +1,7 @@
 // The requests a session has received and not answered yet. Shutdown closes a session only once
 // this is empty (or the grace period is over), because closing it aborts its calls and, for a
-// Streamable HTTP session, leaves the POST waiting on a JSON answer the SDK never sends (issue 24
-// item 2: that POST held the server open for good). A session with a call in flight is never
+// Streamable HTTP session, leaves the POST waiting on a JSON answer the SDK never sends (and that
+// POST held the server open for good). A session with a call in flight is never
 // evicted to make room for another either.
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {

@@ -1,4 +1,4 @@
-// How many MCP sessions one process holds, and which give way (issue 24 item 5: one key opened
+// How many MCP sessions one process holds, and which give way (without a cap, one key opened
 // 3,000 Streamable HTTP sessions in 10.7 s, +135 MB, each kept for the 30-minute idle timeout).
 // Per process, like the sessions themselves (a session lives in the process that opened it;
 // the relay only forwards messages): with N processes a key may hold N × the cap in all.

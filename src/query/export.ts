@@ -372,7 +372,7 @@ function csvValue(value: unknown): string {
     case 'number':
       // Not String(value): V8 caches number-to-string results in a table that keeps every
       // recent string alive through a scavenge, so a million-row export promoted ~25 MiB of
-      // garbage to the old generation and the process grew by that much (issue 7).
+      // garbage to the old generation and the process grew by that much.
       // JSON.stringify writes the same digits for every finite number without the cache.
       return Number.isFinite(value) ? JSON.stringify(value) : String(value);
     case 'boolean':

@@ -149,7 +149,7 @@ export function statusOf(err: unknown): HistoryOutcome['status'] {
 
 /** The engines end every stopped statement with QueryCanceledError, whoever stopped it; a stop
  * that gave its reason (the shutdown's cut, src/query/running.ts) is reported as that reason,
- * not as a client that went away (issue 24 item 2). */
+ * not as a client that went away. */
 export function stoppedFor(err: unknown, controller: StopController): unknown {
   return err instanceof QueryCanceledError && controller.reason ? controller.reason : err;
 }
@@ -240,8 +240,8 @@ export interface HistoryHandle {
 
 /** A read's entry is written once, after it ran, in the next group commit. A write's is recorded
  * `running` before its statement is sent — durably, so nothing afterwards (the store failing,
- * the process killed) can leave a write that ran without a trace — and completed after (issue
- * 24). If the store fails either time, the error says whether the statement ran. */
+ * the process killed) can leave a write that ran without a trace — and completed after. If the
+ * store fails either time, the error says whether the statement ran. */
 export async function openHistory(svc: Services, q: QueryIdentity): Promise<HistoryHandle> {
   if (q.verdict.kind !== 'write') {
     return {

@@ -1,4 +1,4 @@
-// Token-lean schema discovery (issue 18 item 3): an agent looking for the three tables it needs
+// Token-lean schema discovery: an agent looking for the three tables it needs
 // in a 500-table database asks for names matching a word instead of reading every table. The
 // engine filters in its catalog with the pattern bound as a LIKE parameter (never spliced);
 // ranking, the limit and the detail level are applied here, the same for every engine.

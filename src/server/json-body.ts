@@ -3,8 +3,8 @@
 // named as such (400 invalid_request) instead of being reported as "Invalid JSON body", which
 // sent people looking for a syntax error in valid JSON.
 //
-// Issue 23, item 4: bodies of 1 MB, mostly `[`, cost JSON.parse 120–190 ms each on the event
-// loop, before any key was checked on /mcp and /messages (whose authentication runs in the
+// Why a pass before JSON.parse: bodies of 1 MB, mostly `[`, cost JSON.parse 120–190 ms each on
+// the event loop, before any key was checked on /mcp and /messages (whose authentication runs in the
 // handler, after the body), and walking the parsed value for forbidden keys cost up to 1.3 s
 // (a path string per node, as long as the node is deep). Now one linear pass over the text,
 // before JSON.parse, refuses nesting deeper than MAX_JSON_DEPTH (1 MB of `[` costs 65

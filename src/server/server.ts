@@ -84,8 +84,8 @@ export function exitOnSignals(server: RunningServer): void {
     process.once(signal, () => {
       // Whatever a client, a driver or the store does, the process is gone soon after the
       // grace period, before a supervisor's SIGKILL (systemd's TimeoutStopSec, docker stop -t)
-      // would cut the history writes short (issue 24 item 2: 5 of 26 stops with MCP clients
-      // were still alive 40-89 s later).
+      // would cut the history writes short (5 of 26 stops with MCP clients were once still
+      // alive 40-89 s later).
       setTimeout(() => {
         server.app.log.error({ afterMs: server.stopWithinMs }, 'shutdown did not finish in time; exiting');
         process.exit(1);

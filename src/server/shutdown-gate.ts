@@ -2,7 +2,7 @@
 // moment shutdown begins, every request — on a connection that was already open; the listener
 // is closed — is answered 503 `shutting_down` in the envelope with `Retry-After` and
 // `Connection: close`, before authentication or any route runs, so nothing new starts: no
-// query, no MCP session (issue 24 item 2: a session registered after the sessions were closed
+// query, no MCP session (a session registered after the sessions were closed
 // held server.close() open for good, and refused requests got Fastify's own 503 body). The
 // front doors hear `stopping` (MCP stops taking sessions and closes those with nothing in
 // flight) and `cut` (the grace period is over: whatever is still open is closed).

@@ -84,7 +84,7 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('query_history_created').on('query_history').column('created_at').execute();
     },
   },
-  // Web app sign-in (issue 6): server-side sessions, only a SHA-256 of the cookie token is
+  // Web app sign-in: server-side sessions, only a SHA-256 of the cookie token is
   // stored; and the one-time setup token that lets the first admin of an empty workspace in.
   '0002_web_sessions': {
     async up(db: Kysely<any>) {
@@ -125,7 +125,7 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('connections').addColumn('read_access', 'text').execute();
     },
   },
-  // One-time "set your password" links (issue "A newcomer's first hour"): a user made without a
+  // One-time "set your password" links: a user made without a
   // password, or an admin's reset. Hashed like sessions; one live link per user.
   '0005_password_tokens': {
     async up(db: Kysely<any>) {
@@ -140,14 +140,14 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('password_tokens_user').on('password_tokens').column('user_id').execute();
     },
   },
-  // SSH bastions (issue 18 item 5): the public part as JSON; the key or password joins the
+  // SSH bastions: the public part as JSON; the key or password joins the
   // sealed secret.
   '0006_ssh_tunnels': {
     async up(db: Kysely<any>) {
       await db.schema.alterTable('connections').addColumn('ssh', 'text').execute();
     },
   },
-  // Least privilege (issue 15): key scopes and expiry, the workspace's longest key lifetime,
+  // Least privilege: key scopes and expiry, the workspace's longest key lifetime,
   // per-connection grants, curated tools (one row per version), the audit log, and the tool a
   // history entry ran.
   '0007_least_privilege': {
@@ -214,7 +214,7 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('query_history').addColumn('tool_version', 'integer').execute();
     },
   },
-  // Issue 16, several processes at one process's speed. PostgreSQL only: triggers on every
+  // Several processes at one process's speed. PostgreSQL only: triggers on every
   // table a key or connection look-up reads bump a one-row change counter and NOTIFY
   // `dbq_store_change` in the writer's transaction (src/store/pg-changes.ts caches look-ups
   // on it); an UPDATE of api_keys.last_used_at alone (bookkeeping) signals nothing. Both
@@ -268,7 +268,7 @@ const migrations: Record<string, Migration> = {
       await sql`create index if not exists query_history_sql_trgm on query_history using gin (lower(sql) gin_trgm_ops)`.execute(db);
     },
   },
-  // Issue 16, history search at 10M entries. SQLite only (PostgreSQL has its pg_trgm index):
+  // History search at 10M entries. SQLite only (PostgreSQL has its pg_trgm index):
   // a trigram full-text index of the history's statements, contentless (the text stays in
   // query_history alone), keyed by query_history's rowid and split into partitions of
   // `partition_rows` rowids, FTS5 tables src/history/search-index.ts creates as it goes. It is

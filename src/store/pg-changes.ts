@@ -1,4 +1,4 @@
-// The PostgreSQL store's change signal (issue 16), so several processes can cache key and
+// The PostgreSQL store's change signal, so several processes can cache key and
 // connection look-ups the way one process on SQLite does (change-epoch.ts) without ever serving
 // an answer staler than the staleness bound:
 //  - triggers (migration 0008_store_change_notify) on every table those look-ups read bump the

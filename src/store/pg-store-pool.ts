@@ -1,4 +1,5 @@
-// The PostgreSQL store's connection pool, as Kysely and the history writer use it (issue 24).
+// The PostgreSQL store's connection pool, as Kysely and the history writer use it, built to
+// survive the store going away:
 //  - Every client gets an 'error' listener the moment it connects. pg-pool listens only to idle
 //    clients; one checked out (a request between two store queries, a transaction) whose
 //    connection the server dropped emitted an unlistened 'error' and killed dbq about 100 ms
