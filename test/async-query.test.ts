@@ -6,10 +6,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AsyncQueries } from '../src/query/async-queries.ts';
 import { authenticateKey } from '../src/workspaces/api-keys.ts';
 import { createHarness, MYSQL_URL, PG_URL, workspaceSqliteDir, type Harness } from './support/harness.ts';
+import { backendsRunning } from './support/pg-activity.ts';
+import { until } from './support/wait.ts';
 
 let h: Harness;
 let pgc: pg.Client;
@@ -57,19 +59,11 @@ async function settle(key: string, queryId: string, ms = 10_000): Promise<any> {
   }
 }
 
-async function pgHas(marker: string): Promise<boolean> {
-  const r = await pgc.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()', [`%${marker}%`]);
-  return r.rows[0].n > 0;
-}
+const pgHas = async (marker: string): Promise<boolean> => (await backendsRunning(marker, pgc)) > 0;
 
 /** Polls until the statement is gone from pg_stat_activity; how long that took. */
-async function pgGone(marker: string, ms = 1_000): Promise<number> {
-  const started = Date.now();
-  while (await pgHas(marker)) {
-    if (Date.now() - started > ms) throw new Error(`${marker} still in pg_stat_activity after ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Date.now() - started;
+function pgGone(marker: string, ms = 1_000): Promise<number> {
+  return until(`${marker} to leave pg_stat_activity`, async () => !(await pgHas(marker)), ms);
 }
 
 async function history(key: string, marker: string): Promise<any[]> {
@@ -127,8 +121,7 @@ describe('cancel', () => {
     const marker = `async_cancel_${Date.now()}`;
     const res = await submit(h.adminKey, { connectionId: 'pg', sql: `SELECT pg_sleep(30) /* ${marker} */` });
     const id = res.body.data.queryId;
-    for (let i = 0; i < 100 && !(await pgHas(marker)); i++) await new Promise((r) => setTimeout(r, 20));
-    expect(await pgHas(marker)).toBe(true);
+    await until('the statement to run', () => pgHas(marker), 2_000);
     const started = Date.now();
     const cancel = await h.call('POST', `/api/query/${id}/cancel`, h.adminKey);
     expect(cancel.status).toBe(200);
@@ -145,12 +138,11 @@ describe('cancel', () => {
     const marker = `sync_cancel_${Date.now()}`;
     const pending = h.call('POST', '/api/query', h.readerKey, { connectionId: 'pg', sql: `SELECT count(*) /* ${marker} */ FROM generate_series(1, 1000000000)` });
     let id: string | undefined;
-    for (let i = 0; i < 100 && !id; i++) {
+    await until('the query among the running ones', async () => {
       const list = await h.call('GET', '/api/query/running', h.readerKey);
       id = list.body.data.queries.find((q: any) => q.sql.includes(marker))?.queryId;
-      if (!id) await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(id).toBeDefined();
+      return id !== undefined;
+    }, 2_000);
     expect((await h.call('GET', `/api/query/${id}`, h.readerKey)).body.data.status).toBe('running');
     const cancel = await h.call('POST', `/api/query/${id}/cancel`, h.readerKey);
     expect(cancel.body.data).toMatchObject({ queryId: id, status: 'canceled' });
@@ -212,12 +204,15 @@ describe('retention', () => {
       await short.call('POST', '/api/connections', short.adminKey, { name: 'pg', url: PG_URL });
       const res = await short.call('POST', '/api/query', short.adminKey, { connectionId: 'pg', sql: 'SELECT 1', async: true });
       const id = res.body.data.queryId;
-      for (let i = 0; i < 100; i++) {
-        if ((await short.call('GET', `/api/query/${id}`, short.adminKey)).body.data?.status === 'succeeded') break;
-        await new Promise((r) => setTimeout(r, 20));
+      await until('the query to succeed', async () => (await short.call('GET', `/api/query/${id}`, short.adminKey)).body.data?.status === 'succeeded', 2_000);
+      // Expiry is read from Date.now(): the clock moves past the TTL instead of the test waiting it out.
+      vi.useFakeTimers({ toFake: ['Date'] });
+      try {
+        vi.setSystemTime(Date.now() + 1_100);
+        expect((await short.call('GET', `/api/query/${id}`, short.adminKey)).status).toBe(404);
+      } finally {
+        vi.useRealTimers();
       }
-      await new Promise((r) => setTimeout(r, 1_100));
-      expect((await short.call('GET', `/api/query/${id}`, short.adminKey)).status).toBe(404);
     } finally {
       await short.close();
     }
@@ -232,7 +227,7 @@ describe('retention', () => {
     for (let n = 0; n < 4; n++) {
       const { queryId } = await store.start(svc, principal, input(n));
       ids.push(queryId);
-      for (let i = 0; i < 200 && store.find(principal, queryId)?.status === 'running'; i++) await new Promise((r) => setTimeout(r, 10));
+      await until('the query to finish', () => store.find(principal, queryId)?.status !== 'running', 2_000, 10);
     }
     store.close();
     const kept = ids.map((id) => store.find(principal, id) !== undefined);
