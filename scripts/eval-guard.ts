@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { toEngineConfig } from '../src/connections/connections.ts';
 import type { Engine } from '../src/engines/engine.ts';
 import { createEngine } from '../src/engines/index.ts';
+import { ConnectionGuard } from '../src/guard/connection-guard.ts';
 import { decideStatement } from '../src/guard/decide.ts';
 
 interface Question {
@@ -142,13 +143,14 @@ async function main(): Promise<void> {
       const engine = createEngine(
         toEngineConfig({ engine: 'sqlite', host: null, port: null, database: `${db}.sqlite`, user: null, password: null, ssl: false }, { sqliteWorkspaceDir: work, ...POOL }),
       );
+      const guard = new ConnectionGuard(engine);
       try {
         for (const q of list) {
           let kind: string;
           let reason: string;
           const t0 = performance.now();
           try {
-            const verdict = await decideStatement(engine, q.query);
+            const verdict = await decideStatement(guard, q.query);
             kind = String(verdict.kind);
             reason = verdict.reason ?? '';
           } catch (err) {

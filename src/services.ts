@@ -23,6 +23,7 @@ import type { ConnectionRow, Database } from './store/schema.ts';
 import { openStore, type Store } from './store/store.ts';
 import { createPrivateDir, tightenDataDir } from './store/private-files.ts';
 import { AsyncQueries, DEFAULT_BUDGET_BYTES } from './query/async-queries.ts';
+import { ReadGuards } from './guard/connection-guard.ts';
 import { RunningQueries } from './query/running.ts';
 import { ensureDefaultWorkspace } from './workspaces/workspaces.ts';
 
@@ -32,6 +33,9 @@ export interface Services {
   db: Kysely<Database>;
   secretBox: SecretBox;
   pools: PoolRegistry;
+  /** What the read decision keeps per engine of `pools` (its catalog, views, the read login's
+   * level): src/guard/connection-guard.ts. */
+  readGuards: ReadGuards;
   logger: Logger;
   createEngine: (config: EngineConfig) => Engine;
   /** DBQ_CONNECTION_TARGETS, parsed; null: any host. */
@@ -99,6 +103,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     db: store.db,
     secretBox,
     pools,
+    readGuards: new ReadGuards(),
     logger,
     createEngine: engineFactory,
     connectionTargets,

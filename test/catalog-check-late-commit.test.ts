@@ -10,14 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../src/engines/index.ts';
 import type { Engine } from '../src/engines/engine.ts';
 import {
-  CHECK_MS,
-  CatalogCache,
   checkFingerprint,
   readFingerprint,
-  type CatalogSession,
+  type CatalogReference,
   type CatalogStateQuery,
 } from '../src/engines/postgres/postgres-catalog-freshness.ts';
-import type { PostgresCatalog } from '../src/guard/read-policy.ts';
+import { ConnectionGuard } from '../src/guard/connection-guard.ts';
+import { CHECK_MS, CatalogCache } from '../src/guard/postgres-catalog-cache.ts';
 import { decideStatement } from '../src/guard/decide.ts';
 import { freshPostgresDatabase } from './support/databases.ts';
 import { postgresConfig } from './support/engines.ts';
@@ -40,7 +39,7 @@ async function client(): Promise<pg.Client> {
 const legacy = async () => String((await admin.query(LEGACY_FINGERPRINT)).rows[0].fingerprint);
 
 /** A session as the engine opens it: read-only, empty search_path, JIT off. */
-const session: CatalogSession = async (work) => {
+const session = async <T>(work: (query: CatalogStateQuery) => Promise<T>): Promise<T> => {
   const c = await client();
   try {
     await c.query("BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ; SET LOCAL search_path = ''; SET LOCAL jit = off");
@@ -53,21 +52,25 @@ const session: CatalogSession = async (work) => {
 
 /** A cache whose "catalog" is the volatility of public's functions: what the freshness
  * machinery must keep current, without the read policy in between. */
-function volatilityCache(): { cache: CatalogCache; loads: () => number } {
+function volatilityCache(): { cache: CatalogCache<Volatility, CatalogReference>; loads: () => number } {
   let loads = 0;
-  const cache = new CatalogCache(session, async (query: CatalogStateQuery) => {
-    loads++;
-    const fingerprint = await readFingerprint(query);
-    const rows = await query(
-      "SELECT p.proname, p.provolatile FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'public'::pg_catalog.regnamespace",
-    );
-    const volatility = new Map(rows.rows.map((r) => [String(r.proname), String(r.provolatile)]));
-    return { catalog: { volatility } as unknown as PostgresCatalog, fingerprint };
+  const cache = new CatalogCache<Volatility, CatalogReference>({
+    load: () =>
+      session(async (query) => {
+        loads++;
+        const stamp = await readFingerprint(query);
+        const rows = await query(
+          "SELECT p.proname, p.provolatile FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'public'::pg_catalog.regnamespace",
+        );
+        return { catalog: new Map(rows.rows.map((r) => [String(r.proname), String(r.provolatile)])), stamp };
+      }),
+    check: (stamp) => session((query) => checkFingerprint(query, stamp)),
   });
   return { cache, loads: () => loads };
 }
 
-const volatilityOf = (catalog: PostgresCatalog, name: string) => (catalog as unknown as { volatility: Map<string, string> }).volatility.get(name);
+type Volatility = Map<string, string>;
+const volatilityOf = (catalog: Volatility, name: string) => catalog.get(name);
 const stable = (name: string) => `CREATE FUNCTION public.${name}() RETURNS int LANGUAGE sql STABLE AS 'SELECT 1'`;
 const volatileReplacement = (name: string) => `CREATE OR REPLACE FUNCTION public.${name}() RETURNS int LANGUAGE sql VOLATILE AS 'SELECT 1'`;
 
@@ -171,21 +174,22 @@ describe('catalog change check: every committed change, whatever the commit orde
 
   it('through the engine: a read of a function replaced late is refused one check later', async () => {
     const engine: Engine = createEngine(postgresConfig({ database: new URL(db.url).pathname.slice(1), maxConnections: 2 }));
+    const guard = new ConnectionGuard(engine);
     try {
       await admin.query('CREATE TABLE public.engine_probe (n int)');
       await admin.query(stable('engine_f'));
       const t1 = await client();
       await t1.query('BEGIN');
       await t1.query('SELECT pg_current_xact_id()');
-      expect((await decideStatement(engine, 'SELECT public.engine_f()')).kind).toBe('read');
+      expect((await decideStatement(guard, 'SELECT public.engine_f()')).kind).toBe('read');
       await admin.query(stable('engine_other'));
       await sleep(AFTER_CHECK_MS);
-      expect((await decideStatement(engine, 'SELECT public.engine_other()')).kind).toBe('read');
+      expect((await decideStatement(guard, 'SELECT public.engine_other()')).kind).toBe('read');
       // A body the policy cannot call harmless, whatever its label.
       await t1.query("CREATE OR REPLACE FUNCTION public.engine_f() RETURNS int LANGUAGE sql VOLATILE AS 'INSERT INTO public.engine_probe VALUES (1) RETURNING 1'");
       await t1.query('COMMIT');
       await sleep(AFTER_CHECK_MS);
-      const verdict = await decideStatement(engine, 'SELECT public.engine_f()');
+      const verdict = await decideStatement(guard, 'SELECT public.engine_f()');
       expect(verdict.kind).not.toBe('read');
       expect(verdict.reason).toContain('engine_f');
     } finally {

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE_NAMES, type Engine, type EngineName } from '../src/engines/engine.ts';
 import { createEngine } from '../src/engines/index.ts';
+import { ConnectionGuard } from '../src/guard/connection-guard.ts';
 import { decideStatement } from '../src/guard/decide.ts';
 import { findDisallowedCall } from '../src/guard/call-gate.ts';
 import { classifyStatement } from '../src/guard/guard.ts';
@@ -38,6 +39,8 @@ describe('guard fixtures', () => {
 });
 
 const engines = {} as Record<EngineName, Engine>;
+/** One per engine, as Services.readGuards keeps them: the catalog is loaded once. */
+const guards = {} as Record<EngineName, ConnectionGuard>;
 const sqliteDir = tempDir('dbq-guard-');
 
 beforeAll(() => {
@@ -49,6 +52,7 @@ beforeAll(() => {
   engines.postgres = createEngine({ ...common, engine: 'postgres', host: '127.0.0.1', port: 5432, database: 'test', user: 'postgres' });
   engines.mysql = createEngine({ ...common, engine: 'mysql', host: '127.0.0.1', port: 3306, database: 'test', user: 'root' });
   engines.sqlite = createEngine({ ...common, engine: 'sqlite', host: null, port: null, database: file, user: null });
+  for (const name of ENGINE_NAMES) guards[name] = new ConnectionGuard(engines[name]);
 });
 
 afterAll(async () => {
@@ -61,14 +65,14 @@ describe.each(ENGINE_NAMES)('%s guard', (engine) => {
   const reads = READ_STATEMENTS.filter((read) => read.engine === engine);
 
   it.each(attacks)('denies $sql ($why)', async (attack) => {
-    const verdict = await decideStatement(engines[engine], attack.sql);
+    const verdict = await decideStatement(guards[engine], attack.sql);
     // A statement the engine cannot compile is refused as invalid: it never runs either.
     expect(verdict.kind === 'invalid' ? 'write' : verdict.kind, attack.sql).toBe(attack.expected);
     expect(verdict.reason, attack.sql).toBeTruthy();
   });
 
   it.each(reads)('allows $sql ($why)', async (read) => {
-    const verdict = await decideStatement(engines[engine], read.sql);
+    const verdict = await decideStatement(guards[engine], read.sql);
     expect({ kind: verdict.kind, statementType: verdict.statementType, reason: verdict.reason }, read.sql).toEqual({
       kind: 'read',
       statementType: read.statementType,
@@ -82,6 +86,7 @@ describe.each(ENGINE_NAMES)('%s guard', (engine) => {
         kind: 'rejected',
         statementType: 'MULTIPLE',
         reason: 'Only one statement per request is allowed',
+        refusal: 'multiple_statements',
       });
     }
   });
@@ -96,7 +101,7 @@ describe.each(ENGINE_NAMES)('%s guard', (engine) => {
 
   it('answers a typo with the engine\'s own syntax error, for every role', async () => {
     for (const sql of ['SELEC 1 FROM guard_probe', 'SELECT * FROMM guard_probe']) {
-      const verdict = await decideStatement(engines[engine], sql);
+      const verdict = await decideStatement(guards[engine], sql);
       expect(verdict.kind, sql).toBe('invalid');
       expect(verdict.reason, sql).toMatch(/syntax/i);
     }

@@ -43,7 +43,7 @@ export async function runGenerate(
     {
       provider: svc.ai.provider,
       getSchema: () => svc.ai.schemaContext(row, reader),
-      classify: (sql) => decideStatement(reader, sql),
+      classify: (sql) => decideStatement(svc.readGuards.of(reader), sql),
       validate: (sql) => (canWrite ? engine : reader).validate(sql),
       canWrite,
     },

@@ -2,10 +2,10 @@
 // files beside this one (postgres.ts, mysql.ts, sqlite.ts); everything above talks to `Engine`.
 // Engine differences are named as capabilities rather than `if (engine === …)` elsewhere.
 
-import type { PostgresCatalog } from '../guard/read-policy.ts';
-import type { ReachRefusal } from '../guard/read-policy-mysql.ts';
-import type { MysqlName } from '../guard/verdict.ts';
 import type { Deadline } from './deadline.ts';
+import type { MysqlExpressionRow, MysqlViews } from './mysql/mysql-catalog.ts';
+import type { CatalogSnapshot } from './postgres/postgres-catalog.ts';
+import type { CatalogReference } from './postgres/postgres-catalog-freshness.ts';
 import type { StopSignal } from './stop.ts';
 
 export type EngineName = 'postgres' | 'mysql' | 'sqlite';
@@ -51,6 +51,10 @@ export interface ExecuteOptions {
   /** Run inside the engine's read-only mode (BEGIN READ ONLY / START TRANSACTION READ ONLY /
    * query_only + read-only handle). The parser guard decided; this is the backstop. */
   readOnly: boolean;
+  /** With readOnly, MySQL/MariaDB: the read decision (src/guard/decide.ts) found an EXPLAIN
+   * without ANALYZE of a write that reaches no code. Set only by that decision: without it the
+   * statement stays in the read-only transaction, where the server refuses it (error 1792). */
+  planOnly?: PlanOnlyRun;
   /** Enforced by the database (statement_timeout, max_execution_time/max_statement_time,
    * process kill for sqlite); on expiry the statement is cancelled on the server and
    * QueryTimeoutError is thrown. */
@@ -65,6 +69,14 @@ export interface ExecuteOptions {
    * pool slot, the connect and the cancel wait at most until then, and the statement gets what
    * is left; default: timeoutMs from the call. */
   deadline?: Deadline;
+}
+
+/** How a plan-only EXPLAIN of a write runs: in an ordinary transaction that is always rolled
+ * back (the server refuses it inside a read-only one), on whichever login reads use. */
+export interface PlanOnlyRun {
+  /** The server checks the explained write's privileges (errno 1142, 1143): such a refusal is
+   * answered 403 with this reason. */
+  privilegeRefusal: string;
 }
 
 export interface ExecuteResult {
@@ -183,19 +195,19 @@ export interface Engine {
   listTables(schema?: string): Promise<SchemaTable[]>;
   /** Catalog objects of one kind whose name matches, in every non-system schema (read-only). */
   searchObjects(search: ObjectSearch): Promise<SchemaObject[]>;
-  /** PostgreSQL: the connection's catalog for the read allowlist, cached (postgres-catalog.ts).
-   * `missed`: a name was not in it; reload unless just reloaded (then undefined). Waits for a
-   * load or change check at most until `deadline` (then QueryTimeoutError). */
-  readCatalog?(missed?: boolean, deadline?: Deadline): Promise<PostgresCatalog | undefined>;
-  /** DDL ran on the connection: the next read reloads the catalog. */
-  invalidateCatalog?(): void;
+  /** PostgreSQL: the catalog rows the read allowlist is judged from, with the change stamp
+   * read before them, in one read-only REPEATABLE READ transaction of this login
+   * (postgres-catalog.ts). The guard judges and caches them (src/guard/postgres-catalog-cache.ts). */
+  readCatalogRows?(): Promise<CatalogSnapshot>;
+  /** PostgreSQL: null when the catalog may have changed since `stamp`, else the newer stamp
+   * (postgres-catalog-freshness.ts). */
+  checkCatalogStamp?(stamp: CatalogReference): Promise<CatalogReference | null>;
   /** MySQL: which of these called names would run a stored or loadable function. */
   findStoredFunctions?(names: readonly string[]): Promise<string[]>;
-  /** MySQL: the first view among a read's names (or reached through them) whose definition is
-   * not a read's; `planOnly` (an EXPLAIN of a write, run outside the read-only transaction),
-   * also the first default or generated column of a table reached that runs code
-   * (src/guard/read-policy-mysql.ts). Undefined when nothing is refused. */
-  findReachRefusal?(reach: { names: readonly MysqlName[]; planOnly: boolean }): Promise<ReachRefusal | undefined>;
+  /** MySQL: the definitions of every view this login can see, and its default database. */
+  readViews?(): Promise<MysqlViews>;
+  /** MySQL: the defaults and generated columns of every table named like one of `tableNames`. */
+  readColumnExpressions?(tableNames: readonly string[]): Promise<MysqlExpressionRow[]>;
   /** Compile the statement without running it (SQLite prepare, MySQL PREPARE in a read-only
    * transaction); throws QueryFailedError when the engine cannot compile it. */
   inspect?(sql: string): Promise<StatementInfo>;

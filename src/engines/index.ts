@@ -23,10 +23,9 @@ import type {
 } from './engine.ts';
 import type { ReadAccess } from './engine.ts';
 import { lazy } from '../lazy.ts';
-import type { PostgresCatalog } from '../guard/read-policy.ts';
-import type { Deadline } from './deadline.ts';
-import type { ReachRefusal } from '../guard/read-policy-mysql.ts';
-import type { MysqlName } from '../guard/verdict.ts';
+import type { MysqlExpressionRow, MysqlViews } from './mysql/mysql-catalog.ts';
+import type { CatalogSnapshot } from './postgres/postgres-catalog.ts';
+import type { CatalogReference } from './postgres/postgres-catalog-freshness.ts';
 
 const LOADERS: Record<EngineName, () => Promise<EngineFactory>> = {
   postgres: lazy(async () => (await import('./postgres/postgres.ts')).createPostgresEngine),
@@ -112,15 +111,16 @@ class LazyEngine implements Engine {
     return (await this.adapter()).searchObjects(search);
   }
 
-  // Not async, like execute(): every PostgreSQL read asks for the catalog.
-  readCatalog(missed?: boolean, deadline?: Deadline): Promise<PostgresCatalog | undefined> {
-    return this.engine
-      ? (this.engine.readCatalog?.(missed, deadline) ?? Promise.resolve(undefined))
-      : this.adapter().then((engine) => engine.readCatalog?.(missed, deadline));
+  async readCatalogRows(): Promise<CatalogSnapshot> {
+    const engine = this.engine ?? (await this.adapter());
+    if (!engine.readCatalogRows) throw new Error(`${this.name} has no catalog for the read allowlist`);
+    return engine.readCatalogRows();
   }
 
-  invalidateCatalog(): void {
-    this.engine?.invalidateCatalog?.();
+  async checkCatalogStamp(stamp: CatalogReference): Promise<CatalogReference | null> {
+    const engine = this.engine ?? (await this.adapter());
+    // No way to check: changed, so the next decision loads again.
+    return engine.checkCatalogStamp ? engine.checkCatalogStamp(stamp) : null;
   }
 
   async findStoredFunctions(names: readonly string[]): Promise<string[]> {
@@ -128,9 +128,14 @@ class LazyEngine implements Engine {
     return engine.findStoredFunctions ? engine.findStoredFunctions(names) : [];
   }
 
-  async findReachRefusal(reach: { names: readonly MysqlName[]; planOnly: boolean }): Promise<ReachRefusal | undefined> {
+  async readViews(): Promise<MysqlViews> {
     const engine = this.engine ?? (await this.adapter());
-    return engine.findReachRefusal?.(reach);
+    return engine.readViews ? engine.readViews() : { database: null, views: [] };
+  }
+
+  async readColumnExpressions(tableNames: readonly string[]): Promise<MysqlExpressionRow[]> {
+    const engine = this.engine ?? (await this.adapter());
+    return engine.readColumnExpressions ? engine.readColumnExpressions(tableNames) : [];
   }
 
   async inspect(sql: string): Promise<StatementInfo> {

@@ -8,17 +8,24 @@
 //   function allowlist applied to every `name(` in the text), and the engine's read-only
 //   mode runs it.
 // - MySQL/MariaDB reads: a view runs its definition, so the views a read names are followed
-//   (engine.findReachRefusal); a plan-only EXPLAIN of a write also may reach no column
-//   expression that runs code.
+//   (findReachRefusal); a plan-only EXPLAIN of a write also may reach no column expression that
+//   runs code.
 // - MySQL/MariaDB plan-only EXPLAIN of a write (verdict.planOnlyWrite): the server checks the
 //   write's privileges, so where reads log in as a read-only user it is refused here with that
 //   reason (an admin's on a writable connection then runs as a write, on the owner login).
+//   Allowed, it runs outside the read-only transaction only because runOptionsOf() tells the
+//   engine so: the engine never classifies a statement itself.
+// What is kept between decisions (catalog, views, the read login's level) is the
+// ConnectionGuard's (connection-guard.ts); the engine only reads rows.
 import type { Deadline } from '../engines/deadline.ts';
-import type { Engine, ReadAccessLevel } from '../engines/engine.ts';
+import type { ExecuteOptions } from '../engines/engine.ts';
 import { QueryFailedError } from '../errors.ts';
+import type { ConnectionGuard } from './connection-guard.ts';
 import { classifyStatement } from './guard.ts';
+import { VIEW_CHECK_MS } from './mysql-view-cache.ts';
+import { findExpressionRefusal, followViews, type ReachRefusal } from './read-policy-mysql.ts';
 import { findRefusal, type PostgresCatalog, type Refusal } from './read-policy.ts';
-import type { Verdict } from './verdict.ts';
+import type { MysqlName, Verdict } from './verdict.ts';
 import {
   invalidVerdict,
   notAReadReason,
@@ -32,24 +39,30 @@ import {
 const WHAT: Record<Refusal['kind'], string> = { function: 'Function', operator: 'Operator', type: 'Type', relation: 'Relation' };
 
 /** `deadline`: the request's; a catalog load or change check is waited for until then. */
-export async function decideStatement(engine: Engine, sql: string, deadline?: Deadline): Promise<Verdict> {
+export async function decideStatement(guard: ConnectionGuard, sql: string, deadline?: Deadline): Promise<Verdict> {
+  const { engine } = guard;
   const verdict = await classifyStatement(engine.name, sql);
-  if (verdict.askEngine) return checkMysqlRead(engine, await askEngine(engine, sql, verdict));
-  if (verdict.planOnlyWrite) return checkPlanLogin(engine, await checkMysqlRead(engine, verdict));
-  if (verdict.calledFunctions !== undefined || verdict.relationNames !== undefined) return checkMysqlRead(engine, verdict);
+  if (verdict.askEngine) return checkMysqlRead(guard, await askEngine(guard, sql, verdict));
+  if (verdict.planOnlyWrite) return checkPlanLogin(guard, await checkMysqlRead(guard, verdict));
+  if (verdict.calledFunctions !== undefined || verdict.relationNames !== undefined) return checkMysqlRead(guard, verdict);
   if (verdict.kind !== 'read' || verdict.references === undefined) return verdict;
-  const catalog = await engine.readCatalog?.(false, deadline);
   // A dialect that collects names must have a catalog to judge them by.
-  if (catalog === undefined) return unparseableVerdict(verdict.statementType);
-  return checkReferences(engine, verdict, catalog, deadline);
+  if (!engine.readCatalogRows) return unparseableVerdict(verdict.statementType);
+  return checkReferences(guard, verdict, await guard.catalog.get(deadline), deadline);
 }
 
-async function checkReferences(engine: Engine, verdict: Verdict, catalog: PostgresCatalog, deadline?: Deadline): Promise<Verdict> {
+/** What the engine is told beside readOnly to run a statement as decided: a plan-only EXPLAIN
+ * of a write this decision let through leaves the read-only transaction for a rolled-back one. */
+export function runOptionsOf(verdict: Verdict): Pick<ExecuteOptions, 'planOnly'> {
+  return verdict.kind === 'read' && verdict.planOnlyWrite === true ? { planOnly: { privilegeRefusal: PLAN_ONLY_WRITE_DENIED_REASON } } : {};
+}
+
+async function checkReferences(guard: ConnectionGuard, verdict: Verdict, catalog: PostgresCatalog, deadline?: Deadline): Promise<Verdict> {
   const refs = verdict.references!;
   let refusal = findRefusal(catalog, refs);
   // A function created a moment ago is not in the cached catalog yet: look once more.
   if (refusal?.missing) {
-    const fresh = await engine.readCatalog?.(true, deadline);
+    const fresh = await guard.catalog.reloadForMiss(deadline);
     if (fresh !== undefined) refusal = findRefusal(fresh, refs);
   }
   if (refusal === undefined) return verdict;
@@ -57,7 +70,7 @@ async function checkReferences(engine: Engine, verdict: Verdict, catalog: Postgr
 }
 
 /** MySQL: a called name that is a stored function here runs that function, not a built-in. */
-async function checkStoredFunctions(engine: Engine, verdict: Verdict): Promise<Verdict> {
+async function checkStoredFunctions({ engine }: ConnectionGuard, verdict: Verdict): Promise<Verdict> {
   if (verdict.kind !== 'read' || !verdict.calledFunctions?.length || !engine.findStoredFunctions) return verdict;
   const [name] = await engine.findStoredFunctions(verdict.calledFunctions);
   if (name === undefined) return verdict;
@@ -68,45 +81,46 @@ async function checkStoredFunctions(engine: Engine, verdict: Verdict): Promise<V
  * definitions run with it, as their definer), and for a plan-only EXPLAIN of a write, which
  * runs outside the read-only transaction, the defaults and generated columns of the tables it
  * reaches (src/guard/read-policy-mysql.ts). */
-async function checkMysqlRead(engine: Engine, verdict: Verdict): Promise<Verdict> {
-  const checked = await checkStoredFunctions(engine, verdict);
-  if (checked.kind !== 'read' || checked.relationNames === undefined || !engine.findReachRefusal) return checked;
-  const refusal = await engine.findReachRefusal({ names: checked.relationNames, planOnly: checked.planOnlyWrite === true });
+async function checkMysqlRead(guard: ConnectionGuard, verdict: Verdict): Promise<Verdict> {
+  const checked = await checkStoredFunctions(guard, verdict);
+  if (checked.kind !== 'read' || checked.relationNames === undefined || !guard.engine.readViews) return checked;
+  const refusal = await findReachRefusal(guard, checked.relationNames, checked.planOnlyWrite === true);
   if (refusal === undefined) return checked;
   if (checked.planOnlyWrite) {
-    return { ...writeVerdict(checked.statementType, planReachReason(refusal)), details: { [refusal.what.toLowerCase()]: refusal.name } };
+    return { ...writeVerdict(checked.statementType, planReachReason(refusal), 'plan_reach'), details: { [refusal.what.toLowerCase()]: refusal.name } };
   }
   return refusedNameVerdict(checked.statementType, refusal.what, refusal.name, `${refusal.why}; not allowed in a read`);
 }
 
-/** How long the read login's privilege level is trusted before it is audited again. */
-const PLAN_LOGIN_TTL_MS = 60_000;
-const planLogins = new WeakMap<Engine, { level: Promise<ReadAccessLevel | null>; at: number }>();
-
-/** The read login's privilege level (SHOW GRANTS on a side connection), cached per engine: an
- * edited record gets a new engine. Null when the audit fails: the engine's own refusal (1142)
- * then answers at run time. */
-function planLoginLevel(engine: Engine): Promise<ReadAccessLevel | null> {
-  const cached = planLogins.get(engine);
-  if (cached && performance.now() - cached.at < PLAN_LOGIN_TTL_MS) return cached.level;
-  const level = engine.readAccess!().then(
-    (access) => access.level,
-    () => null,
-  );
-  planLogins.set(engine, { level, at: performance.now() });
-  return level;
+/** The first view among a read's names (or reached through them) whose definition is not a
+ * read's; for a plan-only EXPLAIN of a write (`planOnly`), which runs outside the read-only
+ * transaction, also the first default or generated column of a table reached that runs code.
+ * Ordinary reads use view definitions at most VIEW_CHECK_MS old; a plan-only EXPLAIN reads
+ * them (and the column expressions) now. */
+async function findReachRefusal({ engine, views }: ConnectionGuard, names: readonly MysqlName[], planOnly: boolean): Promise<ReachRefusal | undefined> {
+  const { catalog, database } = await views.get(planOnly ? 0 : VIEW_CHECK_MS);
+  const found = await followViews(catalog, names, database);
+  if (found.refusal !== undefined) return found.refusal;
+  if (found.calls.size > 0 && engine.findStoredFunctions) {
+    // Views print a stored function's name quoted, which the call gate refuses; a name that
+    // is built in elsewhere but stored here is asked about as a statement's own calls are.
+    const [stored] = await engine.findStoredFunctions([...found.calls.keys()]);
+    if (stored !== undefined) return { what: 'View', name: found.calls.get(stored)!, why: `calls ${stored}, a stored function of this database` };
+  }
+  if (!planOnly || !engine.readColumnExpressions) return undefined;
+  return findExpressionRefusal(await engine.readColumnExpressions(found.tableNames));
 }
 
 /** MySQL/MariaDB plan-only EXPLAIN of a write: the server checks the write's privileges, and a
  * read never falls back to the owner login. A read login that can only read is refused here,
  * saying why (details.reason); an admin's on a writable connection then runs as a write. */
-async function checkPlanLogin(engine: Engine, verdict: Verdict): Promise<Verdict> {
-  if (verdict.kind !== 'read' || !engine.readAccess) return verdict;
-  if ((await planLoginLevel(engine)) !== 'read_only') return verdict;
-  return { ...writeVerdict(verdict.statementType, PLAN_ONLY_WRITE_DENIED_REASON), details: { reason: PLAN_ONLY_WRITE_DENIED_REASON } };
+async function checkPlanLogin(guard: ConnectionGuard, verdict: Verdict): Promise<Verdict> {
+  if (verdict.kind !== 'read' || !guard.engine.readAccess) return verdict;
+  if ((await guard.planLoginLevel()) !== 'read_only') return verdict;
+  return writeVerdict(verdict.statementType, PLAN_ONLY_WRITE_DENIED_REASON, 'plan_login');
 }
 
-async function askEngine(engine: Engine, sql: string, verdict: Verdict): Promise<Verdict> {
+async function askEngine({ engine }: ConnectionGuard, sql: string, verdict: Verdict): Promise<Verdict> {
   let readOnly: boolean | null;
   try {
     readOnly = (await engine.inspect?.(sql))?.readOnly ?? null;

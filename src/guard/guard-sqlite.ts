@@ -102,7 +102,7 @@ function refuseOtherFiles(sql: string): Verdict | undefined {
   const keyword = match[1].toUpperCase();
   // Plain VACUUM rewrites the connection's own file: an admin's write like any other.
   if (keyword === 'VACUUM' && !/\bINTO\b/i.test(text.slice(match[0].length))) return undefined;
-  return { kind: 'rejected', statementType: keyword, reason: OTHER_FILES_REASONS[keyword] };
+  return { kind: 'rejected', statementType: keyword, reason: OTHER_FILES_REASONS[keyword], refusal: 'other_files' };
 }
 
 export function classifySqlite(sql: string): Verdict {

@@ -60,7 +60,7 @@ function classifySanitized(text: string, dialect: NodeSqlDialect): Verdict {
   // PRAGMA has its own exact rules (classifyUnparsed); `table_info(t)` there is no call.
   const calls = keyword === 'PRAGMA' ? { calls: [] } : scanCalls(text, dialect.calls);
   if (calls.disallowed !== undefined) {
-    return { ...writeVerdict(keyword ?? 'UNKNOWN', calls.disallowed.reason), details: { function: calls.disallowed.name } };
+    return { ...writeVerdict(keyword ?? 'UNKNOWN', calls.disallowed.reason, 'refused_name'), details: { function: calls.disallowed.name } };
   }
   const verdict = classifyCalled(text, keyword, dialect);
   // MySQL: a name built in on another server or version is free for a stored function here.

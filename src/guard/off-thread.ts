@@ -7,7 +7,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { EngineName } from '../engines/engine.ts';
 import type { Verdict } from './verdict.ts';
-import { writeVerdict } from './verdict-builders.ts';
+import { unparseableVerdict, writeVerdict } from './verdict-builders.ts';
 import { startModuleWorker } from '../worker-boot.ts';
 
 /** Texts longer than this leave the event loop (a few ms of parsing at most stay on it). */
@@ -26,7 +26,7 @@ let nextId = 1;
 const pending = new Map<number, Pending>();
 
 function tooSlow(): Verdict {
-  return writeVerdict('UNKNOWN', `Statement could not be checked within ${CLASSIFY_DEADLINE_MS} ms; not a read`);
+  return writeVerdict('UNKNOWN', `Statement could not be checked within ${CLASSIFY_DEADLINE_MS} ms; not a read`, 'unparseable');
 }
 
 function settleAll(verdict: () => Verdict): void {
@@ -46,14 +46,14 @@ function getWorker(): Worker {
     pending.delete(message.id);
     clearTimeout(job.timer);
     if (pending.size === 0) created.unref();
-    job.resolve(message.verdict ?? writeVerdict('UNKNOWN', 'Statement could not be parsed as a read'));
+    job.resolve(message.verdict ?? unparseableVerdict());
   });
   // A worker replaced after a missed deadline exits later: its jobs were settled then, and
   // the jobs pending now are its successor's.
   const lost = () => {
     if (worker !== created) return;
     worker = null;
-    settleAll(() => writeVerdict('UNKNOWN', 'Statement could not be parsed as a read'));
+    settleAll(() => unparseableVerdict());
   };
   created.on('error', lost);
   created.on('exit', lost);

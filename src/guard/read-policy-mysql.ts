@@ -1,6 +1,6 @@
 // What a MySQL/MariaDB read reaches beyond its own text, judged by the rules its text is judged
-// by (the PostgreSQL counterpart is read-policy.ts). Pure: the rows come from
-// src/engines/mysql/mysql-catalog.ts.
+// by (the PostgreSQL counterpart is read-policy.ts). Pure: the rows (and their types) come from
+// src/engines/mysql/mysql-catalog.ts; mysql-view-cache.ts keeps them per connection.
 //
 // Why views must be read (issue 23 item 3, seen on MariaDB 10.11):
 // - A view runs its definition whenever a statement reads it, with its definer's rights (SQL
@@ -27,23 +27,9 @@ import { classifyMysql } from './guard-mysql.ts';
 import { classifyStatement } from './guard.ts';
 import { lexSql } from './sql-lexer.ts';
 import type { MysqlName } from './verdict.ts';
+import type { MysqlExpressionRow, MysqlViewRow } from '../engines/mysql/mysql-catalog.ts';
 
-export interface MysqlViewRow {
-  schema: string;
-  name: string;
-  /** Empty when the login lacks SHOW VIEW: information_schema.VIEWS hides it then. */
-  definition: string;
-}
-
-/** A column whose value an expression computes: a default (evaluated when a row is written)
- * or a generated column (evaluated whenever it is read). */
-export interface MysqlExpressionRow {
-  schema: string;
-  table: string;
-  column: string;
-  kind: 'default' | 'generated';
-  expression: string;
-}
+export type { MysqlExpressionRow, MysqlViewRow } from '../engines/mysql/mysql-catalog.ts';
 
 export interface ReachRefusal {
   what: 'View' | 'Column' | 'Function';

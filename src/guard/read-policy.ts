@@ -1,6 +1,7 @@
-// The PostgreSQL allowlist, judged from the connection's own catalog. Pure: the rows come from
-// src/engines/postgres/postgres-catalog.ts; this file decides what they mean, and read-policy-check.ts
-// applies the result to one statement, so the rule can be tested without a server.
+// The PostgreSQL allowlist, judged from the connection's own catalog. Pure: the rows (and their
+// types) are the engine's, src/engines/postgres/postgres-catalog-rows.ts; this file decides what
+// they mean, and read-policy-check.ts applies the result to one statement, so the rule can be
+// tested without a server.
 //
 // User code is judged by what it does, not by its label: a user function (LANGUAGE sql or
 // plpgsql) is safe when its body, default arguments and support functions only read; one in
@@ -28,130 +29,19 @@ import {
 } from './allowlist-postgres.ts';
 import { findRefusal } from './read-policy-check.ts';
 import type { PostgresReferences } from './verdict.ts';
+import type { CatalogFunctionRow, CatalogRows, CatalogTypeRow } from '../engines/postgres/postgres-catalog-rows.ts';
 
 export { findRefusal } from './read-policy-check.ts';
-
-export interface CatalogFunctionRow {
-  oid: number;
-  schema: string;
-  name: string;
-  volatility: string;
-  /** Arguments without defaults, and all arguments. */
-  requiredArgs: number;
-  args: number;
-  extension: string | null;
-  /** The database's own (not pg_catalog, information_schema or an extension's). */
-  user: boolean;
-  securityDefiner: boolean;
-  /** A `SET` clause other than search_path (it changes the session while the function runs). */
-  unsafeConfig: boolean;
-  language: string;
-  /** A user function in LANGUAGE internal: the built-in C symbol it calls (range constructors). */
-  internalSymbol: string | null;
-  /** A user function in LANGUAGE sql: its body, checked like a read. */
-  sqlBody: string | null;
-  /** A user function in LANGUAGE plpgsql: its definition (pg_get_functiondef). */
-  plpgsqlDefinition: string | null;
-  /** A user function's default argument expressions, `a, b`: they run in the caller. */
-  defaults: string | null;
-  /** An aggregate's support functions (transition, final, …) and a planner support function. */
-  support: number[];
-  /** Input argument types, and the types it returns (result and OUT columns). */
-  argTypes: number[];
-  resultTypes: number[];
-}
-
-export interface CatalogOperatorRow {
-  oid: number;
-  schema: string;
-  name: string;
-  left: number;
-  right: number;
-  result: number;
-  code: number;
-  /** Selectivity estimators (0 when none). */
-  restrict: number;
-  join: number;
-  commutator: number;
-  negator: number;
-}
-
-export interface CatalogTypeRow {
-  oid: number;
-  schema: string;
-  name: string;
-  /** pg_catalog or information_schema. */
-  builtin: boolean;
-  /** pg_type.typtype: b base, c composite, d domain, e enum, p pseudo, r range, m multirange. */
-  kind: string;
-  element: number;
-  base: number;
-  /** A composite's pg_class row (its fields are that relation's columns). */
-  relation: number;
-  /** Input, output, receive, send, typmod in/out, analyze, subscript functions. */
-  functions: number[];
-  rangeSubtype: number;
-  /** A range's canonical and subtype_diff functions. */
-  rangeFunctions: number[];
-  /** The operator family of a range's subtype opclass (bounds are compared with it). */
-  rangeFamily: number;
-  /** A multirange's range type. */
-  multirangeOf: number;
-  /** A domain's CHECK expressions as `SELECT a, b`; its default as `SELECT d`. */
-  domainChecks: string | null;
-  domainDefault: string | null;
-}
-
-export interface CatalogCastRow {
-  source: number;
-  target: number;
-  func: number;
-  /** i implicit, a assignment, e explicit. */
-  context: string;
-}
-
-export interface CatalogFamilyRow {
-  family: number;
-  /** The input types of its default operator classes. */
-  types: number[];
-  operators: number[];
-  procs: number[];
-}
-
-export interface CatalogRelationRow {
-  oid: number;
-  schema: string;
-  name: string;
-  rowType: number;
-  /** User types (outside pg_catalog and information_schema) of its columns. */
-  columnTypes: number[];
-  /** Inheritance children and partitions: reading it reads them. */
-  children: number[];
-  /** Operator families of its indexes' and partition key's operator classes. */
-  indexFamilies: number[];
-  /** A foreign table of a wrapper that is not vetted to only read. */
-  unsafeForeign: boolean;
-  /** Rewrite rules other than a view's: a plan-only write plans their actions. */
-  hasRules: boolean;
-  /** A view's query. */
-  viewCode: string | null;
-  /** Row security policies as `SELECT a, b`. */
-  policyCode: string | null;
-  /** What the planner folds when it plans a read of it, as `SELECT a, b`: index expressions
-   * and predicates, extended statistics expressions, CHECK constraints, partition keys. */
-  planCode: string | null;
-  /** Column defaults and generated columns as `SELECT a, b`. */
-  writeCode: string | null;
-}
-
-export interface CatalogRows {
-  functions: CatalogFunctionRow[];
-  operators: CatalogOperatorRow[];
-  types: CatalogTypeRow[];
-  casts: CatalogCastRow[];
-  families: CatalogFamilyRow[];
-  relations: CatalogRelationRow[];
-}
+// The rows are the engine's (what its catalog queries return); the policy judges them.
+export type {
+  CatalogCastRow,
+  CatalogFamilyRow,
+  CatalogFunctionRow,
+  CatalogOperatorRow,
+  CatalogRelationRow,
+  CatalogRows,
+  CatalogTypeRow,
+} from '../engines/postgres/postgres-catalog-rows.ts';
 
 /** The names a SELECT's text refers to; undefined when it is not one plain read. */
 export type CollectReferences = (sql: string) => PostgresReferences | undefined;
@@ -221,8 +111,6 @@ export interface PostgresCatalog {
   relations: ReadonlyMap<string, RelationEntry[]>;
   /** A built-in type whose values run unsafe code: every read is refused. */
   builtinUnsafe?: string;
-  /** Operator families with an unsafe member (used while judging; emptied when compacted). */
-  unsafeFamilies: ReadonlySet<number>;
 }
 
 export interface Refusal {
@@ -503,7 +391,6 @@ function compact(catalog: PostgresCatalog): PostgresCatalog {
     coerceEdges: edges(catalog.coerceEdges),
     alwaysCoercible: new Set(keep([...catalog.alwaysCoercible])),
     relations,
-    unsafeFamilies: new Set(),
   };
 }
 
@@ -618,7 +505,6 @@ function assemble(rows: CatalogRows, shape: Shape, parsed: Parsed, safe: Readonl
     unsafeCastTargets,
     relations: new Map<string, RelationEntry[]>(),
     builtinUnsafe: undefined as string | undefined,
-    unsafeFamilies,
   } satisfies PostgresCatalog;
   const own = new Set(unsafeTypeOids);
   markUnsafeTypes(rows, shape, parsed, catalog, unsafeTypeOids, own);
@@ -629,7 +515,7 @@ function assemble(rows: CatalogRows, shape: Shape, parsed: Parsed, safe: Readonl
     catalog.unsafeTypes.set(oid, name);
     if (t !== undefined && t.builtin && t.kind !== 'p') catalog.builtinUnsafe ??= name;
   }
-  markRelations(rows, shape, parsed, catalog);
+  markRelations(rows, shape, parsed, catalog, unsafeFamilies);
   return catalog;
 }
 
@@ -668,7 +554,13 @@ function markUnsafeTypes(rows: CatalogRows, shape: Shape, parsed: Parsed, catalo
 
 /** Relations whose reading (or plan-only writing) reaches unsafe code; views over views and
  * parents of children are judged until nothing changes. */
-function markRelations(rows: CatalogRows, shape: Shape, parsed: Parsed, catalog: PostgresCatalog & { relations: Map<string, RelationEntry[]> }): void {
+function markRelations(
+  rows: CatalogRows,
+  shape: Shape,
+  parsed: Parsed,
+  catalog: PostgresCatalog & { relations: Map<string, RelationEntry[]> },
+  unsafeFamilies: ReadonlySet<number>,
+): void {
   const entries = new Map<number, RelationEntry>();
   for (const r of rows.relations) {
     const entry: RelationEntry = { schema: r.schema, unsafe: undefined, writeUnsafe: undefined, values: shape.relationValues.get(r.oid) ?? [] };
@@ -692,7 +584,7 @@ function markRelations(rows: CatalogRows, shape: Shape, parsed: Parsed, catalog:
       if (entry.unsafe !== undefined) continue;
       const code = parsed.relations.get(r.oid);
       const why =
-        r.indexFamilies.some((family) => catalog.unsafeFamilies.has(family))
+        r.indexFamilies.some((family) => unsafeFamilies.has(family))
           ? 'has an index or partition key whose operator class runs code that may have side effects'
           : r.children.some((oid) => entries.get(oid)?.unsafe !== undefined)
           ? 'reads a partition or child table whose reading reaches code that may have side effects'

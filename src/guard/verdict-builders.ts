@@ -1,5 +1,5 @@
 // Verdict constructors and the reasons every dialect shares, so the API reports one wording.
-import type { Verdict } from './verdict.ts';
+import type { RefusalKind, Verdict } from './verdict.ts';
 
 export const MULTIPLE_STATEMENTS_REASON = 'Only one statement per request is allowed';
 export const EMPTY_STATEMENT_REASON = 'No SQL statement to run (empty text or only comments)';
@@ -18,20 +18,20 @@ export function readVerdict(statementType: string): Verdict {
   return { kind: 'read', statementType };
 }
 
-export function writeVerdict(statementType: string, reason: string): Verdict {
-  return { kind: 'write', statementType, reason };
+export function writeVerdict(statementType: string, reason: string, refusal: RefusalKind = 'not_a_read'): Verdict {
+  return { kind: 'write', statementType, reason, refusal };
 }
 
 export function multipleStatementsVerdict(): Verdict {
-  return { kind: 'rejected', statementType: 'MULTIPLE', reason: MULTIPLE_STATEMENTS_REASON };
+  return { kind: 'rejected', statementType: 'MULTIPLE', reason: MULTIPLE_STATEMENTS_REASON, refusal: 'multiple_statements' };
 }
 
 export function emptyStatementVerdict(): Verdict {
-  return { kind: 'rejected', statementType: 'EMPTY', reason: EMPTY_STATEMENT_REASON };
+  return { kind: 'rejected', statementType: 'EMPTY', reason: EMPTY_STATEMENT_REASON, refusal: 'empty_statement' };
 }
 
 export function unparseableVerdict(statementType = 'UNKNOWN'): Verdict {
-  return writeVerdict(statementType, UNPARSEABLE_REASON);
+  return writeVerdict(statementType, UNPARSEABLE_REASON, 'unparseable');
 }
 
 export function notAReadReason(statementType: string): string {
@@ -44,15 +44,15 @@ export function explainVerdict(inner: Verdict): Verdict {
   // runs everything): the explained statement's names are checked as its own.
   if (inner.kind === 'read') return { ...inner, statementType: 'EXPLAIN' };
   if (inner.kind === 'rejected') return inner;
-  return writeVerdict('EXPLAIN', `EXPLAIN of a statement that is not a read: ${inner.reason ?? inner.statementType}`);
+  return writeVerdict('EXPLAIN', `EXPLAIN of a statement that is not a read: ${inner.reason ?? inner.statementType}`, inner.refusal);
 }
 
 /** Text the engine cannot compile: 422 with the engine's own message, for every role. */
 export function invalidVerdict(message: string, details: Readonly<Record<string, unknown>>): Verdict {
-  return { kind: 'invalid', statementType: 'UNKNOWN', reason: message, details };
+  return { kind: 'invalid', statementType: 'UNKNOWN', reason: message, refusal: 'syntax', details };
 }
 
 /** A read that calls something not known to be free of side effects. */
 export function refusedNameVerdict(statementType: string, what: string, name: string, why: string): Verdict {
-  return { kind: 'write', statementType, reason: `${what} ${name} ${why}`, details: { [what.toLowerCase()]: name } };
+  return { kind: 'write', statementType, reason: `${what} ${name} ${why}`, refusal: 'refused_name', details: { [what.toLowerCase()]: name } };
 }

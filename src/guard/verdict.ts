@@ -12,6 +12,32 @@ export type VerdictKind =
   /** Not valid SQL for the engine: answered 422 with the syntax error, for every role. */
   | 'invalid';
 
+/** Why a statement is not a read, for code that acts on it; `reason` says it in words, and
+ * callers never match those words. */
+export type RefusalKind =
+  /** rejected: more than one statement. */
+  | 'multiple_statements'
+  /** rejected: no statement (empty text or only comments). */
+  | 'empty_statement'
+  /** rejected: a NUL character (an engine would see other text than the guard). */
+  | 'nul_character'
+  /** rejected: SQLite ATTACH, DETACH, VACUUM INTO (another file than the connection's). */
+  | 'other_files'
+  /** invalid: the engine cannot compile it. */
+  | 'syntax'
+  /** write: the parser could not read it as a read (or not within its deadline). */
+  | 'unparseable'
+  /** write: a statement or construct that is not a read. */
+  | 'not_a_read'
+  /** write: a read reaching a function, operator, type, relation, view or column not known to
+   * be free of side effects (`details` names it). */
+  | 'refused_name'
+  /** write: MySQL/MariaDB plan-only EXPLAIN of a write that reaches code. */
+  | 'plan_reach'
+  /** write: MySQL/MariaDB plan-only EXPLAIN of a write where reads log in as a read-only
+   * user (the server checks the write's privileges); `reason` is the one to answer with. */
+  | 'plan_login';
+
 /** Names a PostgreSQL read refers to that only the connection's catalog can judge: the
  * allowlist is decided per connection from pg_proc, pg_operator, pg_cast and pg_depend. */
 export interface PostgresReferences {
@@ -49,6 +75,8 @@ export interface Verdict {
   statementType: string;
   /** Why a statement is not a read / was rejected / is invalid; shown in 403/400/422. */
   reason?: string;
+  /** The same, as a kind: set on every verdict but a read. */
+  refusal?: RefusalKind;
   /** Extra facts for the error's `details` (the refused function's name, a syntax error's position). */
   details?: Readonly<Record<string, unknown>>;
   /** PostgreSQL reads: what decide.ts checks against the connection's catalog. */
@@ -60,12 +88,12 @@ export interface Verdict {
    * itself (SQLite's prepared statement, MySQL's PREPARE inside a read-only transaction). */
   askEngine?: boolean;
   /** MySQL/MariaDB: a read that is EXPLAIN without ANALYZE of INSERT/UPDATE/DELETE/REPLACE.
-   * The server refuses it inside a read-only transaction (error 1792), so the engine runs it in
-   * an ordinary transaction that is always rolled back (src/engines/mysql/mysql.ts). */
+   * The server refuses it inside a read-only transaction (error 1792), so once decide.ts has
+   * found it reaches no code the engine is told to run it in an ordinary transaction that is
+   * always rolled back (ExecuteOptions.planOnly, src/engines/mysql/mysql.ts). */
   planOnlyWrite?: boolean;
   /** MySQL reads that can read relations (all but SHOW and DESCRIBE of a table): a view among
-   * these names runs its definition, so decide.ts and the engine follow them
-   * (src/guard/read-policy-mysql.ts). */
+   * these names runs its definition, so decide.ts follows them (src/guard/read-policy-mysql.ts). */
   relationNames?: readonly MysqlName[];
 }
 

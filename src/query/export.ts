@@ -93,6 +93,7 @@ export async function openExport(svc: Services, principal: Principal, input: Exp
       sql: input.sql,
       params: input.params,
       readOnly: q.readOnly,
+      ...q.runOptions,
       timeoutMs: input.timeoutMs,
       // One row past the limit tells whether the result was cut.
       maxRows: maxRows + 1,

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { getConnectionFor } from '../access/grants.ts';
 import { assertRawAccess } from '../access/scope.ts';
-import { DEFAULT_STATEMENT_TIMEOUT_MS, type Column, type Engine } from '../engines/engine.ts';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, type Column, type Engine, type ExecuteOptions } from '../engines/engine.ts';
 import { Deadline } from '../engines/deadline.ts';
 import { statementController, type StopController, type StopSignal } from '../engines/stop.ts';
 import {
@@ -27,7 +27,7 @@ import {
 import type { HistoryOutcome, HistorySource, HistoryStatus, NewHistoryEntry } from '../history/history.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
-import { decideStatement } from '../guard/decide.ts';
+import { decideStatement, runOptionsOf } from '../guard/decide.ts';
 import type { Verdict } from '../guard/verdict.ts';
 import type { ConnectionRow } from '../store/schema.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
@@ -173,6 +173,8 @@ export interface PreparedQuery extends QueryIdentity {
   engine: Engine;
   /** Runs inside the engine's read-only mode. */
   readOnly: boolean;
+  /** What the decision tells the engine beside readOnly (a plan-only EXPLAIN of a write). */
+  runOptions: Pick<ExecuteOptions, 'planOnly'>;
   /** Start + timeoutMs: the decision's catalog wait, the pool, the connect and the statement
    * all end there (src/engines/deadline.ts). */
   deadline: Deadline;
@@ -307,7 +309,7 @@ export async function prepareQuery(
   const identity = { queryId: opts.queryId ?? newId('q'), principal, connection: row, sql: input.sql, source: opts.source, started, tool: opts.tool };
   let verdict: Verdict;
   try {
-    verdict = await decideStatement(reader, input.sql, deadline);
+    verdict = await decideStatement(svc.readGuards.of(reader), input.sql, deadline);
   } catch (err) {
     // The decision itself needed the database (its catalog, its compiler) and did not get it:
     // a failed query like any other, with its one history entry.
@@ -341,7 +343,8 @@ export async function prepareQuery(
             : null;
     if (reason) {
       const err = new InsufficientPermissionsError({
-        reason,
+        // A refusal that is the connection's own (its reads log in as a read-only user) says so.
+        reason: verdict.refusal === 'plan_login' && verdict.reason !== undefined ? verdict.reason : reason,
         statementType: verdict.statementType,
         ...(verdict.reason === undefined ? {} : { why: verdict.reason }),
         ...verdict.details,
@@ -350,7 +353,8 @@ export async function prepareQuery(
       throw err;
     }
   }
-  return { ...q, engine: verdict.kind === 'read' ? reader : svc.pools.get(row), readOnly: verdict.kind === 'read', deadline };
+  const read = verdict.kind === 'read';
+  return { ...q, engine: read ? reader : svc.pools.get(row), readOnly: read, runOptions: runOptionsOf(verdict), deadline };
 }
 
 /** How a caller can stop a statement: a signal to follow, or a controller of its own. */
@@ -382,7 +386,7 @@ const CATALOG_NEUTRAL = new Set(['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'MERGE'
 export function announceWrite(svc: Services, q: PreparedQuery): void {
   if (q.verdict.kind !== 'write') return;
   for (const listener of svc.onWrite) listener(q.connection.id);
-  if (!CATALOG_NEUTRAL.has(q.verdict.statementType)) svc.pools.forRead(q.connection).invalidateCatalog?.();
+  if (!CATALOG_NEUTRAL.has(q.verdict.statementType)) svc.readGuards.of(svc.pools.forRead(q.connection)).invalidate();
 }
 
 export async function runQuery(svc: Services, principal: Principal, input: QueryInput, opts: RunOptions): Promise<QueryResult> {
@@ -404,6 +408,7 @@ export async function executePrepared(
       sql: input.sql,
       params: input.params,
       readOnly: q.readOnly,
+      ...q.runOptions,
       timeoutMs: input.timeoutMs,
       maxRows: input.maxRows,
       maxBytes: svc.config.maxResultBytes,

@@ -1,20 +1,33 @@
-// Reads what src/guard/read-policy-mysql.ts judges from a MySQL/MariaDB connection — the
+// Reads what src/guard/read-policy-mysql.ts judges from a MySQL/MariaDB connection: the
 // definitions of the views the login can see, and the column expressions of the tables a
-// plan-only EXPLAIN reaches — and keeps the views per engine.
-//
-// Freshness, as for PostgreSQL (postgres-catalog.ts): no ordinary read is decided with view
-// definitions read more than CHECK_MS ago; the next decision after that reloads them (one load
-// shared by every decision waiting). MySQL has no cheap change marker (no xmin; a checksum of
-// the definitions costs the server what reading them costs, and CRC32 collisions are made to
-// order), so the check is the reload itself; judgements are kept per definition text, so an
-// unchanged view is not parsed again. A plan-only EXPLAIN of a write, which runs outside the
-// read-only transaction, waits for a load that started after it was asked. DDL run through
-// dbq drops the cache (invalidate()).
-import { buildViewCatalog, type DefinitionJudgement, type MysqlExpressionRow, type MysqlViewCatalog, type MysqlViewRow } from '../../guard/read-policy-mysql.ts';
+// plan-only EXPLAIN reaches. Raw rows only; how fresh they must be, and what they mean, is the
+// guard's (src/guard/mysql-view-cache.ts, read-policy-mysql.ts).
+
+export interface MysqlViewRow {
+  schema: string;
+  name: string;
+  /** Empty when the login lacks SHOW VIEW: information_schema.VIEWS hides it then. */
+  definition: string;
+}
+
+/** A column whose value an expression computes: a default (evaluated when a row is written)
+ * or a generated column (evaluated whenever it is read). */
+export interface MysqlExpressionRow {
+  schema: string;
+  table: string;
+  column: string;
+  kind: 'default' | 'generated';
+  expression: string;
+}
+
+/** The views a login can see, and the database its statements default to (unqualified names
+ * resolve there; null: none). */
+export interface MysqlViews {
+  database: string | null;
+  views: MysqlViewRow[];
+}
 
 export type MysqlCatalogQuery = (sql: string, params: unknown[]) => Promise<unknown[][]>;
-
-export const VIEW_CHECK_MS = 1_000;
 
 // Every view the login can see, in every database: a read may name `other_db.v`. Without SHOW
 // VIEW the definition reads as '' (judged unreadable, so refused).
@@ -49,45 +62,4 @@ export async function readExpressionRows(query: MysqlCatalogQuery, tableNames: r
     }
   }
   return found;
-}
-
-/** One engine's view catalog, kept fresh as described above. */
-export class MysqlViewCache {
-  private current: { catalog: MysqlViewCatalog; startedAt: number } | null = null;
-  private loading: { promise: Promise<MysqlViewCatalog>; startedAt: number } | null = null;
-  /** Judgements by definition text, pruned to the definitions of the latest load. */
-  private readonly judged = new Map<string, Promise<DefinitionJudgement>>();
-
-  constructor(private readonly read: () => Promise<MysqlViewRow[]>) {}
-
-  /** A catalog whose load started at most `maxAgeMs` ago (0: after this call). */
-  get(maxAgeMs: number): Promise<MysqlViewCatalog> {
-    const since = performance.now() - maxAgeMs;
-    if (maxAgeMs > 0 && this.current !== null && this.current.startedAt >= since) return Promise.resolve(this.current.catalog);
-    if (maxAgeMs > 0 && this.loading !== null && this.loading.startedAt >= since) return this.loading.promise;
-    return this.load();
-  }
-
-  invalidate(): void {
-    this.current = null;
-  }
-
-  private load(): Promise<MysqlViewCatalog> {
-    const startedAt = performance.now();
-    const promise = this.read().then((rows) => {
-      const definitions = new Set(rows.map((row) => row.definition));
-      for (const definition of this.judged.keys()) if (!definitions.has(definition)) this.judged.delete(definition);
-      const catalog = buildViewCatalog(rows, this.judged);
-      // Loads may overlap (a plan-only decision starts its own): the newest start wins.
-      if (this.current === null || this.current.startedAt < startedAt) this.current = { catalog, startedAt };
-      return catalog;
-    });
-    const entry = { promise, startedAt };
-    this.loading = entry;
-    const settle = () => {
-      if (this.loading === entry) this.loading = null;
-    };
-    promise.then(settle, settle);
-    return promise;
-  }
 }

@@ -10,13 +10,9 @@
 import mysql from 'mysql2';
 import type { PoolConnection, PoolOptions } from 'mysql2';
 import { ConnectionFailedError, DbqError, InsufficientPermissionsError, QueryTimeoutError } from '../../errors.ts';
-import { classifyStatement } from '../../guard/guard.ts';
-import { followViews, findExpressionRefusal, type ReachRefusal } from '../../guard/read-policy-mysql.ts';
-import type { MysqlName, Verdict } from '../../guard/verdict.ts';
-import { PLAN_ONLY_WRITE_DENIED_REASON, planReachReason } from '../../guard/verdict-builders.ts';
 import type { Engine, EngineConfig, ExecuteOptions, ExecuteResult, RowStream, ObjectSearch, SchemaObject, SchemaTable, StatementInfo, StreamOptions, TestResult } from '../engine.ts';
 import { STATEMENT_TIMEOUT_ERRNOS, classifyMysqlConnectError, classifyMysqlError, errnoOf } from './mysql-errors.ts';
-import { MysqlViewCache, VIEW_CHECK_MS, readExpressionRows, readViewRows, type MysqlCatalogQuery } from './mysql-catalog.ts';
+import { readExpressionRows, readViewRows, type MysqlCatalogQuery, type MysqlExpressionRow, type MysqlViews } from './mysql-catalog.ts';
 import { COLUMNS_SQL, FOREIGN_KEYS_SQL, TABLES_SQL, assembleTables } from './mysql-introspect.ts';
 import { searchMysqlObjects } from './mysql-search.ts';
 import { execute, query, runStatement } from './mysql-statement.ts';
@@ -42,23 +38,13 @@ const ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION = 1792;
  * checked for the write's privileges. */
 const PLAN_PRIVILEGE_ERRNOS: ReadonlySet<number> = new Set([1142, 1143]);
 
-/** A read the guard judged EXPLAIN without ANALYZE of INSERT/UPDATE/DELETE/REPLACE
- * (verdict.planOnlyWrite): the server refuses it inside a read-only transaction (error 1792).
- * The verdict is the one src/guard/decide.ts started from (same text, cached). */
-async function planOnlyWriteVerdict(sql: string): Promise<Verdict | undefined> {
-  if (!/\b(?:EXPLAIN|DESC|DESCRIBE)\b/i.test(sql)) return undefined;
-  const verdict = await classifyStatement('mysql', sql);
-  return verdict.kind === 'read' && verdict.planOnlyWrite === true ? verdict : undefined;
-}
-
 export interface MysqlSession {
   conn: PoolConnection;
   watch: StatementWatch;
   timeoutMs: number;
-  /** A plan-only EXPLAIN of a write in a rolled-back transaction (SessionOptions.rollback). */
-  planOnly: boolean;
-  /** A plan-only EXPLAIN of a write kept in the read-only transaction (SessionOptions.planRefusal). */
-  planRefusal: string | null;
+  /** A plan-only EXPLAIN of a write in a rolled-back transaction (SessionOptions.rollback): a
+   * write-privilege refusal is answered 403 with this reason. */
+  planPrivilegeRefusal: string | null;
   /** Runs after the watch abandoned the connection (a stream ends its iterator here). */
   onAbandon: (() => void) | null;
   ended: Promise<void>;
@@ -76,11 +62,22 @@ interface SessionOptions {
   readOnly: boolean;
   /** A plan-only EXPLAIN of a write: START TRANSACTION (not read-only), always rolled back. */
   rollback?: boolean;
-  /** A plan-only EXPLAIN of a write that reaches code: it stays in the read-only transaction,
-   * where the server refuses it (1792), answered as 403 with this reason. */
-  planRefusal?: string;
+  /** With rollback: the reason a write-privilege refusal (1142, 1143) is answered with. */
+  planPrivilegeRefusal?: string;
   timeoutMs: number;
   signal?: StopSignal;
+}
+
+/** A read runs in a read-only session, except a plan-only EXPLAIN of a write the read decision
+ * let through (opts.planOnly), which runs in a rolled-back transaction on whichever login reads
+ * use: never the owner's when the connection has reader credentials (the pool registry picked
+ * this engine). The rollback cannot undo a MyISAM/Aria/MEMORY write or a sequence step, and
+ * MariaDB runs subqueries, derived tables and views while planning; so src/guard/decide.ts
+ * lets the plan leave the read-only transaction only when nothing it reaches can run code.
+ * Without its word the plan stays there, where the server refuses it (1792). */
+function sessionOptions(opts: ExecuteOptions | StreamOptions): SessionOptions {
+  if (!opts.readOnly || opts.planOnly === undefined) return opts;
+  return { ...opts, readOnly: false, rollback: true, planPrivilegeRefusal: opts.planOnly.privilegeRefusal };
 }
 
 export function createMysqlEngine(config: EngineConfig): Engine {
@@ -97,7 +94,6 @@ class MysqlEngine implements Engine {
   private pool: mysql.Pool | null = null;
   private flavour: Flavour | null = null;
   private natives: Promise<ReadonlySet<string>> | null = null;
-  private readonly views = new MysqlViewCache(() => this.catalogQuery(readViewRows));
   private closing: Promise<void> | null = null;
   /** The bastion every session (and KILL side connection) goes through; opened on first use. */
   private readonly tunnel: SshTunnel | null;
@@ -109,7 +105,7 @@ class MysqlEngine implements Engine {
   }
 
   async execute(opts: ExecuteOptions): Promise<ExecuteResult> {
-    const session = await this.open(await this.sessionOptions(opts));
+    const session = await this.open(sessionOptions(opts));
     try {
       // A cancel that came while the session was being opened found no statement to stop:
       // honour it here, before the statement is sent (the send is synchronous from here).
@@ -125,7 +121,7 @@ class MysqlEngine implements Engine {
   }
 
   async stream(opts: StreamOptions): Promise<RowStream> {
-    const session = await this.open(await this.sessionOptions(opts));
+    const session = await this.open(sessionOptions(opts));
     try {
       // As in execute(): a cancel during open() must not be lost.
       if (session.watch.reason) throw session.watch.error();
@@ -136,46 +132,13 @@ class MysqlEngine implements Engine {
     }
   }
 
-  /** A read runs in a read-only session, except a plan-only EXPLAIN of a write
-   * (planOnlyWriteVerdict), which runs in a rolled-back transaction on whichever login reads
-   * use: never the owner's when the connection has reader credentials (the pool registry
-   * picked this engine). The rollback cannot undo a MyISAM/Aria/MEMORY write or a sequence
-   * step, and MariaDB runs subqueries, derived tables and views while planning; so the plan
-   * leaves the read-only transaction only when nothing it reaches can run code. The check is
-   * decide.ts's, repeated here so that no caller of execute() can skip it. */
-  private async sessionOptions(opts: ExecuteOptions | StreamOptions): Promise<SessionOptions> {
-    if (!opts.readOnly) return opts;
-    const verdict = await planOnlyWriteVerdict(opts.sql);
-    if (verdict === undefined) return opts;
-    const refusal = await this.findPlanRefusal(verdict);
-    if (refusal !== undefined) return { ...opts, planRefusal: planReachReason(refusal) };
-    return { ...opts, readOnly: false, rollback: true };
+  /** The views this login can see: what its reads can reach (src/guard/mysql-view-cache.ts). */
+  async readViews(): Promise<MysqlViews> {
+    return { database: this.config.database || null, views: await this.catalogQuery(readViewRows) };
   }
 
-  private async findPlanRefusal(verdict: Verdict): Promise<ReachRefusal | undefined> {
-    const [stored] = verdict.calledFunctions?.length ? await this.findStoredFunctions(verdict.calledFunctions) : [];
-    if (stored !== undefined) return { what: 'Function', name: stored, why: 'is a stored function of this database' };
-    return this.findReachRefusal({ names: verdict.relationNames ?? [], planOnly: true });
-  }
-
-  /** See Engine.findReachRefusal. Ordinary reads use view definitions at most VIEW_CHECK_MS
-   * old; a plan-only EXPLAIN reads them (and the column expressions) now. */
-  async findReachRefusal(reach: { names: readonly MysqlName[]; planOnly: boolean }): Promise<ReachRefusal | undefined> {
-    const catalog = await this.views.get(reach.planOnly ? 0 : VIEW_CHECK_MS);
-    const found = await followViews(catalog, reach.names, this.config.database || null);
-    if (found.refusal !== undefined) return found.refusal;
-    if (found.calls.size > 0) {
-      // Views print a stored function's name quoted, which the call gate refuses; a name that
-      // is built in elsewhere but stored here is asked about as a statement's own calls are.
-      const [stored] = await this.findStoredFunctions([...found.calls.keys()]);
-      if (stored !== undefined) return { what: 'View', name: found.calls.get(stored)!, why: `calls ${stored}, a stored function of this database` };
-    }
-    if (!reach.planOnly) return undefined;
-    return findExpressionRefusal(await this.catalogQuery((query) => readExpressionRows(query, found.tableNames, this.flavour === 'mariadb')));
-  }
-
-  invalidateCatalog(): void {
-    this.views.invalidate();
+  async readColumnExpressions(tableNames: readonly string[]): Promise<MysqlExpressionRow[]> {
+    return this.catalogQuery((query) => readExpressionRows(query, tableNames, this.flavour === 'mariadb'));
   }
 
   /** Catalog queries on a read-only session of this engine's login: what that login can see is
@@ -437,8 +400,7 @@ class MysqlEngine implements Engine {
           session.onAbandon?.();
         },
       }),
-      planOnly: opts.rollback === true,
-      planRefusal: opts.planRefusal ?? null,
+      planPrivilegeRefusal: opts.rollback === true ? (opts.planPrivilegeRefusal ?? null) : null,
       ended: new Promise<void>((resolve) => (finished = resolve)),
       release: () => {
         session.end().catch(() => {});
@@ -518,11 +480,8 @@ class MysqlEngine implements Engine {
     if (session.watch.reason) return session.watch.error();
     const errno = errnoOf(err);
     if (errno !== null && STATEMENT_TIMEOUT_ERRNOS.has(errno)) return new QueryTimeoutError(session.timeoutMs);
-    if (errno !== null && session.planOnly && PLAN_PRIVILEGE_ERRNOS.has(errno)) {
-      return new InsufficientPermissionsError({ reason: PLAN_ONLY_WRITE_DENIED_REASON, statementType: 'EXPLAIN', errno });
-    }
-    if (errno === ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION && session.planRefusal !== null) {
-      return new InsufficientPermissionsError({ reason: session.planRefusal, statementType: 'EXPLAIN', errno });
+    if (errno !== null && session.planPrivilegeRefusal !== null && PLAN_PRIVILEGE_ERRNOS.has(errno)) {
+      return new InsufficientPermissionsError({ reason: session.planPrivilegeRefusal, statementType: 'EXPLAIN', errno });
     }
     return classifyMysqlError(err);
   }

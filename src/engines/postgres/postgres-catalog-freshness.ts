@@ -1,6 +1,8 @@
-// Keeps a PostgreSQL connection's cached catalog (postgres-catalog.ts) fresh: no decision uses a
-// catalog that misses a change committed more than CHECK_MS before the decision asked, whatever
-// the order in which transactions took their ids and committed (issue 23 item 2).
+// The change stamp of a PostgreSQL connection's catalog: what the guard's cache
+// (src/guard/postgres-catalog-cache.ts) compares so that no decision uses a catalog that misses a
+// change committed more than its check interval before the decision asked, whatever the order
+// in which transactions took their ids and committed. This file reads and compares stamps; the
+// guard decides when.
 //
 // Why not "row counts and the newest xmin": a transaction that took its id before the catalog
 // was read and commits after it (CREATE OR REPLACE … VOLATILE, late) changes neither; nor does
@@ -37,14 +39,9 @@
 // runs, and the load reads none (test/catalog-check-blind-spots.test.ts finds them on the real
 // server). The load is never older than its reference either: see readFingerprint.
 //
-// A load or check that fails fails the decisions waiting on it: none falls back to a catalog
-// nobody could check. Each decision waits for it only until its own deadline.
-//
 // Cost: one scan of each watched catalog reading xmin only; rows are hashed only when recent
 // (bench:catalog prints it).
 import { createHash } from 'node:crypto';
-import type { PostgresCatalog } from '../../guard/read-policy.ts';
-import type { Deadline } from '../deadline.ts';
 
 export type CatalogStateQuery = (text: string, values?: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
 
@@ -82,9 +79,6 @@ export const WATCHED_CATALOGS = [
   'pg_foreign_data_wrapper',
 ] as const;
 
-/** A decision never uses a catalog whose last check or load began longer ago than this. */
-export const CHECK_MS = 1_000;
-const MISS_RELOAD_MS = 1_000;
 /** A reference this many transaction ids behind the server is not compared, only reloaded:
  * well inside the 2^31 within which a 32-bit xmin maps back to one 64-bit id. */
 const XID_HORIZON = 1n << 30n;
@@ -285,99 +279,4 @@ export async function readFingerprint(query: CatalogStateQuery): Promise<Catalog
 /** Null when the catalogs may have changed since `ref`, else the newer reference. */
 export async function checkFingerprint(query: CatalogStateQuery, ref: CatalogReference): Promise<CatalogReference | null> {
   return compareState(ref, (await readState(query, ref.xmin)).state);
-}
-
-/** Runs `work` in a read-only REPEATABLE READ transaction on the connection, with an empty
- * search_path and JIT off. */
-export type CatalogSession = <T>(work: (query: CatalogStateQuery) => Promise<T>) => Promise<T>;
-export type CatalogLoader = (query: CatalogStateQuery) => Promise<{ catalog: PostgresCatalog; fingerprint: CatalogReference }>;
-
-interface Cached {
-  catalog: PostgresCatalog;
-  reference: CatalogReference;
-  /** performance.now() when the load or check that last vouched for it began: every change
-   * committed before then is in it. */
-  verifiedAt: number;
-  loadedAt: number;
-}
-
-/** One connection's catalog, loaded on first use and kept fresh as described above. Loads and
- * checks are shared by every decision waiting; each decision waits at most until its own
- * deadline, while the shared work keeps its own bound (the catalog session's timeout). */
-export class CatalogCache {
-  private current: Cached | null = null;
-  private loading: Promise<void> | null = null;
-  private checking: Promise<void> | null = null;
-  /** Bumped by invalidate(): a load begun before it cannot vouch for what came after. */
-  private generation = 0;
-
-  constructor(
-    private readonly session: CatalogSession,
-    private readonly loader: CatalogLoader,
-  ) {}
-
-  /** The catalog to decide with now: verified by a snapshot taken no earlier than CHECK_MS
-   * before this call. A failed load or check fails the decision (never a stale catalog). */
-  async get(deadline?: Deadline): Promise<PostgresCatalog> {
-    const asked = performance.now();
-    for (;;) {
-      const current = this.current;
-      if (current !== null && asked - current.verifiedAt <= CHECK_MS) return current.catalog;
-      // A shared load or check begun before `asked` may vouch for too old a moment: the loop
-      // then starts another, which begins after `asked`.
-      const work = current === null ? this.load() : this.check(current);
-      await (deadline ? deadline.race(work) : work);
-    }
-  }
-
-  /** A name was missing: reload now unless that was just done. Returns the catalog to use. */
-  async reloadForMiss(deadline?: Deadline): Promise<PostgresCatalog | undefined> {
-    const current = this.current;
-    if (current !== null && performance.now() - current.loadedAt < MISS_RELOAD_MS) return undefined;
-    const load = this.load();
-    await (deadline ? deadline.race(load) : load);
-    return this.get(deadline);
-  }
-
-  /** DDL ran through dbq: the next decision loads again. */
-  invalidate(): void {
-    this.generation++;
-    this.current = null;
-  }
-
-  private load(): Promise<void> {
-    this.loading ??= (async () => {
-      const generation = this.generation;
-      const began = performance.now();
-      try {
-        const loaded = await this.session((query) => this.loader(query));
-        // Invalidated meanwhile: keep it (its reference is older than the DDL, so a check finds
-        // the change and costs less than a load), but have the next decision check first.
-        const verifiedAt = generation === this.generation ? began : -Infinity;
-        this.current = { catalog: loaded.catalog, reference: loaded.fingerprint, verifiedAt, loadedAt: began };
-      } finally {
-        this.loading = null;
-      }
-    })();
-    return this.loading;
-  }
-
-  private check(seen: Cached): Promise<void> {
-    this.checking ??= (async () => {
-      const began = performance.now();
-      try {
-        const next = await this.session((query) => checkFingerprint(query, seen.reference));
-        if (this.current !== seen) return;
-        if (next === null) {
-          this.current = null;
-          return;
-        }
-        seen.reference = next;
-        seen.verifiedAt = began;
-      } finally {
-        this.checking = null;
-      }
-    })();
-    return this.checking;
-  }
 }

@@ -2,10 +2,132 @@
 // transaction with an empty search_path (so deparsed code names every function outside
 // pg_catalog with its schema). Raw facts only: which functions are safe, and what follows for
 // operators, types and relations, is decided in read-policy.ts from these rows, not by
-// volatility labels here.
-import type { CatalogRows } from '../../guard/read-policy.ts';
+// volatility labels here. The row types are declared here, beside the queries that produce
+// them; the guard imports them.
 
 export type CatalogQuery = (text: string) => Promise<{ rows: Record<string, unknown>[] }>;
+
+export interface CatalogFunctionRow {
+  oid: number;
+  schema: string;
+  name: string;
+  volatility: string;
+  /** Arguments without defaults, and all arguments. */
+  requiredArgs: number;
+  args: number;
+  extension: string | null;
+  /** The database's own (not pg_catalog, information_schema or an extension's). */
+  user: boolean;
+  securityDefiner: boolean;
+  /** A `SET` clause other than search_path (it changes the session while the function runs). */
+  unsafeConfig: boolean;
+  language: string;
+  /** A user function in LANGUAGE internal: the built-in C symbol it calls (range constructors). */
+  internalSymbol: string | null;
+  /** A user function in LANGUAGE sql: its body, checked like a read. */
+  sqlBody: string | null;
+  /** A user function in LANGUAGE plpgsql: its definition (pg_get_functiondef). */
+  plpgsqlDefinition: string | null;
+  /** A user function's default argument expressions, `a, b`: they run in the caller. */
+  defaults: string | null;
+  /** An aggregate's support functions (transition, final, …) and a planner support function. */
+  support: number[];
+  /** Input argument types, and the types it returns (result and OUT columns). */
+  argTypes: number[];
+  resultTypes: number[];
+}
+
+export interface CatalogOperatorRow {
+  oid: number;
+  schema: string;
+  name: string;
+  left: number;
+  right: number;
+  result: number;
+  code: number;
+  /** Selectivity estimators (0 when none). */
+  restrict: number;
+  join: number;
+  commutator: number;
+  negator: number;
+}
+
+export interface CatalogTypeRow {
+  oid: number;
+  schema: string;
+  name: string;
+  /** pg_catalog or information_schema. */
+  builtin: boolean;
+  /** pg_type.typtype: b base, c composite, d domain, e enum, p pseudo, r range, m multirange. */
+  kind: string;
+  element: number;
+  base: number;
+  /** A composite's pg_class row (its fields are that relation's columns). */
+  relation: number;
+  /** Input, output, receive, send, typmod in/out, analyze, subscript functions. */
+  functions: number[];
+  rangeSubtype: number;
+  /** A range's canonical and subtype_diff functions. */
+  rangeFunctions: number[];
+  /** The operator family of a range's subtype opclass (bounds are compared with it). */
+  rangeFamily: number;
+  /** A multirange's range type. */
+  multirangeOf: number;
+  /** A domain's CHECK expressions as `SELECT a, b`; its default as `SELECT d`. */
+  domainChecks: string | null;
+  domainDefault: string | null;
+}
+
+export interface CatalogCastRow {
+  source: number;
+  target: number;
+  func: number;
+  /** i implicit, a assignment, e explicit. */
+  context: string;
+}
+
+export interface CatalogFamilyRow {
+  family: number;
+  /** The input types of its default operator classes. */
+  types: number[];
+  operators: number[];
+  procs: number[];
+}
+
+export interface CatalogRelationRow {
+  oid: number;
+  schema: string;
+  name: string;
+  rowType: number;
+  /** User types (outside pg_catalog and information_schema) of its columns. */
+  columnTypes: number[];
+  /** Inheritance children and partitions: reading it reads them. */
+  children: number[];
+  /** Operator families of its indexes' and partition key's operator classes. */
+  indexFamilies: number[];
+  /** A foreign table of a wrapper that is not vetted to only read. */
+  unsafeForeign: boolean;
+  /** Rewrite rules other than a view's: a plan-only write plans their actions. */
+  hasRules: boolean;
+  /** A view's query. */
+  viewCode: string | null;
+  /** Row security policies as `SELECT a, b`. */
+  policyCode: string | null;
+  /** What the planner folds when it plans a read of it, as `SELECT a, b`: index expressions
+   * and predicates, extended statistics expressions, CHECK constraints, partition keys. */
+  planCode: string | null;
+  /** Column defaults and generated columns as `SELECT a, b`. */
+  writeCode: string | null;
+}
+
+export interface CatalogRows {
+  functions: CatalogFunctionRow[];
+  operators: CatalogOperatorRow[];
+  types: CatalogTypeRow[];
+  casts: CatalogCastRow[];
+  families: CatalogFamilyRow[];
+  relations: CatalogRelationRow[];
+}
 
 const BUILTIN_SCHEMAS = `('pg_catalog', 'information_schema')`;
 

@@ -1,28 +1,28 @@
 // Reads what the read-only allowlist needs from a PostgreSQL connection's catalog (functions
 // with their volatility and extension, operators, risky cast targets, the code of views and
-// row security policies) and keeps it per connection. src/guard/read-policy.ts decides what
-// the rows mean.
-//
-// Freshness (the reference read first here, the cache and its checks): see
-// postgres-catalog-freshness.ts.
-import { buildCatalogOffThread } from '../../guard/catalog-off-thread.ts';
-import type { PostgresCatalog } from '../../guard/read-policy.ts';
-import { readCatalogText, type CatalogQuery } from './postgres-catalog-rows.ts';
+// row security policies) with the stamp its freshness is checked by. Raw rows only: the guard
+// judges them (src/guard/read-policy.ts, on its worker thread) and keeps the result per
+// connection (src/guard/postgres-catalog-cache.ts).
+import { readCatalogText, type CatalogQuery, type CatalogText } from './postgres-catalog-rows.ts';
 import { readFingerprint, type CatalogReference } from './postgres-catalog-freshness.ts';
 
 export type { CatalogQuery } from './postgres-catalog-rows.ts';
 
-export async function readCatalog(query: CatalogQuery): Promise<{ catalog: PostgresCatalog; fingerprint: CatalogReference }> {
+/** The catalog rows, as JSON texts, and the stamp taken before them: a change landing during
+ * the read is newer than the stamp, so the next check sees it. */
+export interface CatalogSnapshot {
+  text: CatalogText;
+  stamp: CatalogReference;
+}
+
+export async function readCatalogSnapshot(query: CatalogQuery): Promise<CatalogSnapshot> {
   // With an empty search_path, pg_get_viewdef and pg_get_expr qualify every name outside
   // pg_catalog, so deparsed code names exactly the functions it calls.
   await query("SET LOCAL search_path = ''");
   // The catalog queries are estimated high enough to be JIT-compiled: ~0.5 s of compiling for
   // a few ms of work.
   await query('SET LOCAL jit = off');
-  // The fingerprint is read first: a change landing during the load is seen by the next check.
-  const fingerprint = await readFingerprint(query);
+  const stamp = await readFingerprint(query);
   const text = await readCatalogText(query);
-  // Judging parses every view, policy and user function body: tens of milliseconds on a large
-  // database, done on the guard's worker thread rather than the event loop.
-  return { catalog: await buildCatalogOffThread(text), fingerprint };
+  return { text, stamp };
 }

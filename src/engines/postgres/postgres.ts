@@ -36,10 +36,9 @@ import {
 } from './postgres-cursor.ts';
 import { PipelinedStatement, type Step } from './postgres-batch.ts';
 import { isBindRefused, parameterCountError } from './postgres-parameters.ts';
-import { readCatalog } from './postgres-catalog.ts';
-import { CatalogCache, type CatalogStateQuery } from './postgres-catalog-freshness.ts';
+import { readCatalogSnapshot, type CatalogSnapshot } from './postgres-catalog.ts';
+import { checkFingerprint, type CatalogReference, type CatalogStateQuery } from './postgres-catalog-freshness.ts';
 import { Deadline } from '../deadline.ts';
-import type { PostgresCatalog } from '../../guard/read-policy.ts';
 import { closePooledEngine } from '../pool-close.ts';
 import { readTables } from './postgres-introspect.ts';
 import { searchPostgresObjects } from './postgres-search.ts';
@@ -148,7 +147,6 @@ class PostgresEngine implements Engine {
   private closing: Promise<void> | null = null;
   /** The bastion every session (and cancel request) goes through; opened on first use. */
   private readonly tunnel: SshTunnel | null;
-  private readonly catalog = new CatalogCache((work) => this.withCatalogSession(work), readCatalog);
 
   constructor(config: EngineConfig) {
     this.config = config;
@@ -156,16 +154,17 @@ class PostgresEngine implements Engine {
     this.tunnel = config.ssh ? new SshTunnel(config.ssh, config.connectTimeoutMs) : null;
   }
 
-  readCatalog(missed?: boolean, deadline?: Deadline): Promise<PostgresCatalog | undefined> {
-    return missed ? this.catalog.reloadForMiss(deadline) : this.catalog.get(deadline);
+  readCatalogRows(): Promise<CatalogSnapshot> {
+    return this.withCatalogSession(readCatalogSnapshot);
   }
 
-  invalidateCatalog(): void {
-    this.catalog.invalidate();
+  checkCatalogStamp(stamp: CatalogReference): Promise<CatalogReference | null> {
+    return this.withCatalogSession((query) => checkFingerprint(query, stamp));
   }
 
-  /** A load or check of the catalog cache: shared by every decision waiting on it, so bound by
-   * its own timeout, not by any one request's deadline (each waits for it only until its own). */
+  /** A load or check of the guard's catalog cache: shared by every decision waiting on it, so
+   * bound by its own timeout, not by any one request's deadline (each waits for it only until
+   * its own). */
   private async withCatalogSession<T>(work: (query: CatalogStateQuery) => Promise<T>): Promise<T> {
     // One snapshot for the whole load or check (the change check's two statements need it). An
     // empty search_path puts pg_catalog first for functions and operators, whatever the login's
