@@ -1,0 +1,79 @@
+// Pass: explicit sorting. "ordered by price descending", "sorted by the number of orders",
+// "in descending order of age", "alphabetically", "newest first" → state.orderBy.
+import type { Item } from '../plan.ts';
+import { claim, consume, matchWords, skipWords, word, type ParseState } from '../parse-state.ts';
+import { dateColumnFor, measurePhraseAt } from '../parse-phrases.ts';
+import { resolveTable } from '../parse-schema.ts';
+
+type Direction = 'ASC' | 'DESC';
+
+const DIRECTION_PHRASES: [string[], Direction][] = [
+  [['in', 'descending|decreasing|reverse|reversed|desc', 'order?'], 'DESC'],
+  [['in', 'ascending|increasing|alphabetical|alphabetic|asc', 'order?'], 'ASC'],
+  [['descending|desc|decreasing|descendingly'], 'DESC'], [['ascending|asc|increasing|alphabetically|ascendingly'], 'ASC'],
+  [['from?', 'the?', 'highest|largest|biggest|most|greatest|newest|latest|youngest|oldest|longest|heaviest|tallest', 'to', 'the?', 'lowest|smallest|least|fewest|oldest|earliest|youngest|shortest|lightest'], 'DESC'],
+  [['from?', 'the?', 'lowest|smallest|least|fewest|oldest|earliest|youngest|shortest|lightest', 'to', 'the?', 'highest|largest|biggest|most|greatest|newest|latest|oldest|youngest|longest|heaviest|tallest'], 'ASC'],
+  [['from?', 'high|large|big', 'to', 'low|small'], 'DESC'], [['from?', 'low|small', 'to', 'high|large|big'], 'ASC'],
+  [['newest|latest|highest|largest|biggest', 'first'], 'DESC'], [['oldest|earliest|lowest|smallest|cheapest', 'first'], 'ASC'],
+];
+
+/** A sort direction phrase at i ("descending", "from highest to lowest", "newest first"). */
+export function directionAt(state: ParseState, i: number): { dir: Direction | null; end: number } {
+  for (const [pattern, dir] of DIRECTION_PHRASES) {
+    const n = matchWords(state, i, pattern);
+    if (n) {
+      let d = dir;
+      // "from the oldest to the youngest" on an age column means age descending.
+      const words = state.tokens.slice(i, i + n).map((x) => x.lower);
+      if (words.includes('oldest') && words.includes('youngest')) d = words.indexOf('oldest') < words.indexOf('youngest') ? 'DESC' : 'ASC';
+      return { dir: d, end: i + n };
+    }
+  }
+  return { dir: null, end: i };
+}
+
+export function readOrderPhrases(state: ParseState): void {
+  const tokens = state.tokens;
+  for (let i = 0; i < tokens.length; i++) {
+    let n = matchWords(state, i, ['ordered|sorted|order|sort|arranged|ranked|rank|organized|organised|listed', 'by|on|according']);
+    if (n && word(state, i + n - 1) === 'according') n += matchWords(state, i + n, ['to']);
+    let directionFirst: Direction | null = null;
+    if (!n) {
+      const d = directionAt(state, i);
+      if (d.dir && word(state, d.end) === 'of' || (d.dir && word(state, d.end) === 'by')) {
+        directionFirst = d.dir;
+        n = d.end - i + 1;
+      } else if (d.dir && ['alphabetically', 'alphabetical', 'alphabetic'].some((x) => tokens.slice(i, d.end).some((y) => y.lower === x))) {
+        consume(state, i, d.end);
+        // The empty table stands for whatever is asked for; assemble.ts fills it in.
+        state.orderBy.push({ item: { k: 'label', table: state.subject ?? '' }, dir: 'ASC' });
+        continue;
+      } else if (d.dir && tokens.slice(i, d.end).some((y) => y.lower === 'first')) {
+        // "newest first": the date column of the subject.
+        const c = dateColumnFor(state, i);
+        if (c) {
+          consume(state, i, d.end);
+          state.orderBy.push({ item: { k: 'col', c }, dir: d.dir });
+        }
+        continue;
+      } else continue;
+    }
+    const at = i + n;
+    const measure = measurePhraseAt(state, at);
+    let item: Item | null = measure?.item ?? null;
+    let end = measure?.end ?? at;
+    if (!item) {
+      const m = state.mentionAt[skipWords(state, at, ['the', 'their', 'its'])];
+      if (m && m.kind === 'table') {
+        item = { k: 'label', table: resolveTable(m) };
+        claim(state, m);
+        end = m.end;
+      } else continue;
+    }
+    consume(state, i, at);
+    consume(state, at, end);
+    const after = directionAt(state, skipWords(state, end, ['and', ',']));
+    if (after.dir) consume(state, end, after.end);
+    state.orderBy.push({ item, dir: directionFirst ?? after.dir ?? 'ASC' });
+  }
+}

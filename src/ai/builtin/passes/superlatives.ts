@@ -1,0 +1,132 @@
+// Pass: superlatives. "the customer with the most orders", "the most expensive product",
+// "the oldest employee", "best-selling", "highest rated" → a sort put first in state.orderBy
+// and a limit of 1 unless one was given ("the 3 cheapest"). "what is the highest price" is
+// left to the aggregate pass: there the column's value, not a row, is asked for.
+import { AGG_WORDS, REVENUE_WORDS, SUPERLATIVES, UNITS_WORDS, type SuperKind } from '../lexicon.ts';
+import type { ColRef, Item } from '../plan.ts';
+import { claim, consume, fail, matchWords, skipWords, word, type ParseState } from '../parse-state.ts';
+import { dateColumnFor, measurePhraseAt } from '../parse-phrases.ts';
+import {
+  columnInfo, defaultAggregate, defaultMeasure, findColumn, isChildTable, nearbyTables, resolveColumn, resolveTable,
+  revenueMeasure, unitsMeasure,
+} from '../parse-schema.ts';
+
+/** The sort key a superlative of `kind` names, reading from `at` (just after it). */
+export function superlativeItem(state: ParseState, kind: SuperKind, at: number): Item | null {
+  const tables = nearbyTables(state);
+  const subject = state.asked?.kind === 'table' ? state.asked.table : state.subject;
+  const preferTables = subject ? [subject, ...tables.filter((x) => x !== subject)] : tables;
+  const asItem = (c: ColRef): Item => {
+    if (isChildTable(state, c.table) && state.asked?.kind === 'table') return { k: 'agg', a: { fn: defaultAggregate(state, c), m: { k: 'col', c } } };
+    return { k: 'col', c };
+  };
+  switch (kind.k) {
+    case 'column': {
+      const c = findColumn(state, kind.words, preferTables, (x) => x.numeric || x.date);
+      if (c) return asItem(c);
+      if (kind.words.includes('age')) {
+        const d = dateColumnFor(state, at);
+        return d ? { k: 'col', c: d } : null;
+      }
+      return null;
+    }
+    case 'date': {
+      const d = dateColumnFor(state, at);
+      return d ? { k: 'col', c: d } : null;
+    }
+    case 'measure': {
+      const measure = measurePhraseAt(state, at);
+      if (measure) return measure.item;
+      // "whose number of products is the largest": the column named just before.
+      for (let k = at - 2; k >= Math.max(0, at - 6); k--) {
+        const m = state.mentionAt[k];
+        if (m && m.kind === 'column' && !state.claimed.has(m)) {
+          const c = resolveColumn(state, m);
+          if (columnInfo(state, c).numeric || columnInfo(state, c).date) {
+            claim(state, m);
+            return asItem(c);
+          }
+        }
+        if (m || !['is', 'are', 'was', 'the', 'a', 'its', 'their', 'has', 'have', 'with'].includes(word(state, k))) break;
+      }
+      const c = defaultMeasure(state, subject);
+      return c ? { k: 'col', c } : null;
+    }
+    case 'sold': {
+      const m = unitsMeasure(state);
+      if (m) return { k: 'agg', a: { fn: 'sum', m } };
+      const child = tables.find((x) => isChildTable(state, x));
+      return child ? { k: 'agg', a: { fn: 'count', m: { k: 'rows', table: child } } } : null;
+    }
+    case 'rating': {
+      const c = findColumn(state, ['rating', 'score', 'stars', 'grade', 'rank'], preferTables, (x) => x.numeric);
+      return c ? (isChildTable(state, c.table) ? { k: 'agg', a: { fn: 'avg', m: { k: 'col', c } } } : { k: 'col', c }) : null;
+    }
+  }
+}
+
+export function readSuperlatives(state: ParseState): void {
+  const { tokens, mentionAt } = state;
+  for (let i = 0; i < tokens.length; i++) {
+    if (state.consumed[i]) continue;
+    // most / fewest + table: "the customer with the most orders".
+    const mostFewest = matchWords(state, i, ['most|fewest|least|highest|largest|biggest|greatest|lowest|smallest', 'number|count|amount?', 'of?']);
+    if (mostFewest) {
+      const j = skipWords(state, i + mostFewest, ['different', 'distinct']);
+      const m = mentionAt[j];
+      const dir = ['most', 'highest', 'largest', 'biggest', 'greatest'].includes(word(state, i)) ? 'DESC' : 'ASC';
+      if (m && m.kind === 'table' && resolveTable(m) !== (state.asked?.kind === 'table' ? state.asked.table : null)) {
+        claim(state, m);
+        consume(state, i, j);
+        state.orderBy.unshift({ item: { k: 'agg', a: { fn: 'count', m: { k: 'rows', table: resolveTable(m) } } }, dir });
+        state.limit ??= 1;
+        state.wantsEntityGroup = true;
+        continue;
+      }
+      if (word(state, i) === 'most' || word(state, i) === 'least') {
+        const next = word(state, i + 1);
+        if (REVENUE_WORDS.has(next) || UNITS_WORDS.has(next)) {
+          const measure = REVENUE_WORDS.has(next) ? revenueMeasure(state) : unitsMeasure(state);
+          if (measure) {
+            consume(state, i, i + 2);
+            state.orderBy.unshift({ item: { k: 'agg', a: { fn: 'sum', m: measure } }, dir });
+            state.limit ??= 1;
+            state.wantsEntityGroup = true;
+            continue;
+          }
+        }
+      }
+    }
+    let hit: [string[], SuperKind] | null = null;
+    for (const s of SUPERLATIVES) {
+      if (matchWords(state, i, s[0]) === s[0].length) {
+        hit = s;
+        break;
+      }
+    }
+    if (!hit) continue;
+    const [words, kind] = hit;
+    const end = i + words.length;
+    // "what is the highest price" (the column is what is asked) → MAX(price), not a row.
+    const next = mentionAt[skipWords(state, end, ['the'])];
+    const asked = state.asked;
+    const isAggregateQuestion =
+      (kind.k === 'measure' || (words.length === 1 && AGG_WORDS[words[0]])) &&
+      next && next.kind === 'column' && !state.claimed.has(next) &&
+      (!asked || asked.start >= next.start || (asked.kind === 'column' && asked.start === next.start)) &&
+      state.intent !== 'count' && state.limit === null;
+    if (isAggregateQuestion) continue; // readAggregates takes it
+    const item = superlativeItem(state, kind, end);
+    if (!item) {
+      if (kind.k === 'measure') continue;
+      fail(`"${words.join(' ')}" does not match a column here`);
+    }
+    consume(state, i, end);
+    let dir = kind.dir;
+    // Without an age column, "oldest" means the earliest date (and "youngest" the latest).
+    if (kind.k === 'column' && kind.words.includes('age') && item.k === 'col' && columnInfo(state, item.c).date) dir = dir === 'DESC' ? 'ASC' : 'DESC';
+    state.orderBy.unshift({ item, dir });
+    if (item.k === 'agg') state.wantsEntityGroup = true;
+    state.limit ??= 1;
+  }
+}
