@@ -32,8 +32,10 @@ export class InvalidJsonError extends DbqError {
 }
 
 export class InvalidApiKeyError extends DbqError {
-  constructor() {
-    super('invalid_api_key', 401, 'Invalid or missing API key');
+  /** `{ reason: 'expired' }` only for a real key past its expiry: its holder learns nothing new,
+   * and a typo and an expired key no longer answer alike. */
+  constructor(details?: { reason: 'expired' }) {
+    super('invalid_api_key', 401, 'Invalid or missing API key', details);
   }
 }
 

@@ -1,4 +1,4 @@
-// Issue 23 item 2: the catalog change check went stale without bound. It compared row counts
+// The catalog change check once went stale without bound. It compared row counts
 // and the newest xmin; a transaction that took its id before the cache was loaded and commits
 // a CREATE OR REPLACE … VOLATILE late changes neither (a younger transaction had already
 // committed a newer xmin), so the cached catalog kept calling the function safe. Here, on a

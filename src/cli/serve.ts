@@ -13,6 +13,8 @@ import { listUsers } from '../workspaces/users.ts';
 import { frontDoors } from '../server/front-doors.ts';
 import { issueSetupToken } from '../workspaces/setup-token.ts';
 import { cliActor } from '../audit/audit.ts';
+import { invokedAs } from './invoked-as.ts';
+import { recordServeUrl } from './workspace-url.ts';
 
 const SAMPLE_CONNECTION = 'sample';
 
@@ -37,6 +39,10 @@ export async function serve(config: Config, opts: { sample: boolean }): Promise<
   const server = await startServer(svc, app, { host: config.host, port: config.port });
   exitOnSignals(server);
   const shown = server.url.replace('127.0.0.1', 'localhost');
+  // The CLI's links (user create) point here, unless DBQ_PUBLIC_URL says otherwise.
+  recordServeUrl(config.dataDir, shown);
+  // As typed to start this server: `dbq` when installed globally, `./bin/dbq` in a checkout.
+  const dbq = invokedAs();
   const users = await listUsers(svc.db, 'default');
   const lines = [
     '',
@@ -52,9 +58,9 @@ export async function serve(config: Config, opts: { sample: boolean }): Promise<
   const limit = PLAN_LIMITS[ws.plan];
   lines.push(
     `  Plan: workspace "default" is on plan ${ws.plan} (${limit === null ? 'no request limit' : `${limit} requests a minute`}); change it with`,
-    `        ./bin/dbq workspace set-plan default free|professional|enterprise   (new workspaces: DBQ_DEFAULT_PLAN=${config.defaultPlan})`,
+    `        ${dbq} workspace set-plan default free|professional|enterprise   (new workspaces: DBQ_DEFAULT_PLAN=${config.defaultPlan})`,
   );
-  if (!config.storeUrl) lines.push(`  Store: ${config.dataDir}  (admin commands elsewhere: ./bin/dbq --data-dir ${config.dataDir} …)`);
+  if (!config.storeUrl) lines.push(`  Store: ${config.dataDir}  (admin commands elsewhere: ${dbq} --data-dir ${config.dataDir} …)`);
   if (users.length === 0) {
     // One-time link for the web app's first admin (src/workspaces/setup-token.ts); dead once a user exists.
     const setupToken = await issueSetupToken(svc.db, 'default');
@@ -65,8 +71,8 @@ export async function serve(config: Config, opts: { sample: boolean }): Promise<
       '',
       'Or, with the CLI, create the first admin and an API key (in another terminal);',
       'user create prints a one-time link that sets the web sign-in password:',
-      '  ./bin/dbq user create --workspace default --email you@example.com --role admin',
-      '  ./bin/dbq key create --workspace default --user you@example.com --name first-key',
+      `  ${dbq} user create --workspace default --email you@example.com --role admin`,
+      `  ${dbq} key create --workspace default --user you@example.com --name first-key`,
       'then:',
       `  curl -s ${shown}/api/connections -H "Authorization: Bearer <key>"`,
     );

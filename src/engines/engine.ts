@@ -186,7 +186,7 @@ export interface Engine {
   readonly name: EngineName;
   readonly capabilities: Capabilities;
   execute(opts: ExecuteOptions): Promise<ExecuteResult>;
-  /** Cursor-backed streaming for exports (issue 7). */
+  /** Cursor-backed streaming for exports: rows are pulled, never all held in memory. */
   stream?(opts: StreamOptions): Promise<RowStream>;
   /** Plan the statement without running it (EXPLAIN / prepare); throws QueryFailedError. */
   validate(sql: string): Promise<void>;

@@ -2,7 +2,7 @@
 //
 // Each adapter module (and its driver: mysql2, pg, the SQLite child runner) is imported on the
 // first call an engine of that kind receives, not at start-up: a server that only talks to
-// PostgreSQL never loads mysql2 (issue 7, idle memory). The returned Engine is a thin
+// PostgreSQL never loads mysql2 (idle memory). The returned Engine is a thin
 // forwarder; `name` and `capabilities` are known without loading the adapter.
 
 import type {

@@ -124,7 +124,7 @@ export const MYSQL_FUNCTIONS: ReadonlySet<string> = new Set([
   'database', 'schema', 'user', 'current_user', 'session_user', 'system_user', 'current_role',
   'version', 'connection_id', 'found_rows', 'row_count', 'charset', 'collation', 'coercibility',
   'rownum', 'decode_histogram', 'wsrep_last_seen_gtid', 'wsrep_last_written_gtid',
-  // Named-lock probes (issue 23 item 6): they read the lock table and return at once, neither
+  // Named-lock probes: they read the lock table and return at once, neither
   // taking nor waiting for a lock; GET_LOCK beside them is still refused.
   'is_free_lock', 'is_used_lock',
   // MySQL: pure GTID-set arithmetic, performance-schema thread ids, library version, the role

@@ -1,7 +1,7 @@
 // Long statements are classified on a worker thread, under a deadline. The parsers are linear
 // in the text but not cheap: a 100 KB IN list takes libpg-query ~45 ms and node-sql-parser
-// ~250 ms, and four such requests at once would stall every workspace's requests (issue 14:
-// "Nothing an input can make costs more than linear time on the event loop"). The event loop
+// ~250 ms, and four such requests at once would stall every workspace's requests (the rule:
+// nothing an input can make costs more than linear time on the event loop). The event loop
 // only posts the text and receives the verdict. A verdict that does not come within the
 // deadline is a refusal (the statement could not be checked), and the worker is replaced.
 import type { Worker } from 'node:worker_threads';

@@ -2,7 +2,7 @@
 // by (the PostgreSQL counterpart is read-policy.ts). Pure: the rows (and their types) come from
 // src/engines/mysql/mysql-catalog.ts; mysql-view-cache.ts keeps them per connection.
 //
-// Why views must be read (issue 23 item 3, seen on MariaDB 10.11):
+// Why views must be read (seen on MariaDB 10.11):
 // - A view runs its definition whenever a statement reads it, with its definer's rights (SQL
 //   SECURITY DEFINER is the default). A stored function it calls ran SET GLOBAL for a
 //   SELECT-only login inside START TRANSACTION READ ONLY: neither the read-only transaction nor

@@ -20,6 +20,11 @@
 //   columns, domain defaults and rewrite rules.
 // Everything is judged until nothing changes (functions reading views calling functions).
 // What is not in the catalog is not known to be safe.
+//
+// Past 400 lines on purpose: the passes (shape, assemble, unsafe types, relations, compact)
+// are one fixed-point computation over intermediate maps that no other module should see;
+// the row types are the engine's (postgres-catalog-rows.ts) and the per-statement check is
+// read-policy-check.ts.
 import {
   DISTRUSTED_EXTENSIONS,
   HARMLESS_VOLATILE_CORE,

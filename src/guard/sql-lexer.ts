@@ -282,7 +282,7 @@ interface Piece {
 
 /** The text between code semicolons, and whether each piece holds anything but blanks and
  * comments. One pass over the segments: `SELECT 1;'';'';…` (30,000 pieces) must cost no more
- * than its length (issue 14: a piece-by-segment check took seconds and froze the server). */
+ * than its length (a piece-by-segment check took seconds and froze the server). */
 function splitOnSemicolons(lexed: LexedSql): { pieces: Piece[]; filled: boolean[] } {
   const pieces: Piece[] = [];
   const filled: boolean[] = [];

@@ -198,7 +198,9 @@ export async function deleteRevokedApiKey(db: Kysely<Database>, workspace: strin
 }
 
 /** Resolves a presented key to its principal, or throws InvalidApiKeyError — the same error
- * for every reason (malformed, unknown, revoked, user disabled), so callers learn nothing. */
+ * for every reason (malformed, unknown, revoked, user disabled), so callers learn nothing; an
+ * expired key adds `details.reason: "expired"`, which only its holder (who knows the expiry)
+ * can provoke. */
 export async function authenticateKey(db: Kysely<Database>, presented: string | undefined | null, memo?: Memo): Promise<Principal> {
   if (!presented || !isWellFormedKey(presented)) throw new InvalidApiKeyError();
   const hash = hashKey(presented);
@@ -226,7 +228,7 @@ export async function authenticateKey(db: Kysely<Database>, presented: string | 
   // Checked on every request, after the memo: a cached row must not outlive its key.
   if (row.expiresAt !== null && Date.parse(row.expiresAt) <= Date.now()) {
     auditExpiry(db, row);
-    throw new InvalidApiKeyError();
+    throw new InvalidApiKeyError({ reason: 'expired' });
   }
   if ((!row.lastUsedAt || Date.now() - Date.parse(row.lastUsedAt) > LAST_USED_RESOLUTION_MS) && lastUsedWriteDue(row.keyId)) {
     // Fire and forget: a failed bookkeeping write must not fail the request.

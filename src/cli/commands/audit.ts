@@ -5,6 +5,7 @@ import { AUDIT_ACTIONS } from '../../audit/audit.ts';
 import { auditQuerySchema, listAudit, type AuditEntry } from '../../audit/audit-list.ts';
 import { parseInput } from '../../http-kit/schema.ts';
 import { getWorkspace } from '../../workspaces/workspaces.ts';
+import { connectionNames, nameIdsIn, type ConnectionNames } from '../connection-names.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
 
 interface ListOpts extends JsonOpt {
@@ -18,10 +19,10 @@ interface ListOpts extends JsonOpt {
   until?: string;
 }
 
-function line(e: AuditEntry): string {
+function line(e: AuditEntry, names: ConnectionNames): string {
   const actor = [e.actor.email ?? e.actor.userId ?? '-', e.actor.keyId ? `key ${e.actor.keyId}` : null].filter(Boolean).join(' ');
   const target = `${e.target.type} ${e.target.name ?? e.target.id ?? '-'}${e.target.id && e.target.name ? ` (${e.target.id})` : ''}`;
-  const changes = e.changes ? `\t${JSON.stringify(e.changes)}` : '';
+  const changes = e.changes ? `\t${nameIdsIn(JSON.stringify(e.changes), names)}` : '';
   return `${e.createdAt}\t${e.action}\t${actor}\t${target}\t${e.source}${e.ip ? ` ${e.ip}` : ''}${changes}`;
 }
 
@@ -57,7 +58,8 @@ export function auditCommands(program: Command, ctx: CliContext): void {
           apiKey: null,
         };
         const page = await listAudit(svc.db, principal, query);
-        const lines = page.entries.map(line);
+        const names = await connectionNames(svc, opts.workspace);
+        const lines = page.entries.map((e) => line(e, names));
         if (page.nextCursor) lines.push(`more: --cursor ${page.nextCursor}`);
         print(opts, page, lines.length ? lines.join('\n') : `no audit entries in workspace ${opts.workspace}`);
       }),

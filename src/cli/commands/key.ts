@@ -5,6 +5,7 @@ import { Option, type Command } from 'commander';
 import { cliActor } from '../../audit/audit.ts';
 import { InvalidRequestError } from '../../errors.ts';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKey } from '../../workspaces/api-keys.ts';
+import { connectionNames, named, type ConnectionNames } from '../connection-names.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
 
 interface CreateOpts extends JsonOpt {

@@ -8,6 +8,7 @@ import { createTool, deleteTool, listTools, updateTool, type ToolRecord } from '
 import { InvalidRequestError, ToolNotFoundError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { getWorkspace } from '../../workspaces/workspaces.ts';
+import { connectionNames, named, type ConnectionNames } from '../connection-names.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
 
 const FILE_HELP = `

@@ -6,6 +6,10 @@
 // prepared statement (COM_STMT_PREPARE/EXECUTE), so values are bound by the server rather
 // than spliced into the text by a client-side formatter. Either way multipleStatements is
 // off: `SELECT 1; DROP TABLE t` is a syntax error at the server.
+//
+// Past 400 lines on purpose: what is left is the session life cycle (open, begin, release,
+// kill, classify) every method shares through private state; statements, streams, catalog
+// queries, privileges and errors are already in mysql-*.ts.
 
 import mysql from 'mysql2';
 import type { PoolConnection, PoolOptions } from 'mysql2';
