@@ -4,10 +4,13 @@
 // gets the 403 page. Screenshot: docs/screenshots/audit.png with DBQ_WEB_SCREENSHOTS=1.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actorOf, recordAudit } from '../src/audit/audit.ts';
+import { actorOf, inTransaction, recordAudit, type AuditEvent } from '../src/audit/audit.ts';
 import { getWorkspace } from '../src/workspaces/workspaces.ts';
 import { setUserRole } from '../src/workspaces/users.ts';
 import { ADMIN, type BrowserHarness, poll, READER, shot, signInAt, startBrowserHarness } from './support/browser.ts';
+
+/** An entry alone, in its own transaction (recordAudit takes the transaction of a change). */
+const appendAudit = (db: Parameters<typeof inTransaction>[0], e: AuditEvent) => inTransaction(db, (trx) => recordAudit(trx, e));
 
 let w: BrowserHarness;
 let base: string;
@@ -24,7 +27,7 @@ beforeAll(async () => {
   const principal = { user: { id: admin.id, email: admin.email }, apiKey: null };
   // Older history, enough for a second page.
   for (let i = 0; i < 55; i++) {
-    await recordAudit(h.svc.db, { workspaceId: ws.id, actor: actorOf(principal, '192.0.2.10', 'ui'), action: 'session.signed_in', target: { type: 'user', id: admin.id, name: admin.email } });
+    await appendAudit(h.svc.db, { workspaceId: ws.id, actor: actorOf(principal, '192.0.2.10', 'ui'), action: 'session.signed_in', target: { type: 'user', id: admin.id, name: admin.email } });
   }
   // Then changes through the real doors.
   await h.call('POST', '/api/connections', h.adminKey, { name: 'warehouse', url: 'postgres://analyst:never-shown@127.0.0.1:5432/test', readOnly: true });

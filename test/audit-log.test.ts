@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliActor, recordAudit, type Actor } from '../src/audit/audit.ts';
+import { cliActor, inTransaction, recordAudit, type Actor, type AuditEvent } from '../src/audit/audit.ts';
 import { auditQuerySchema, listAudit, pruneAudit } from '../src/audit/audit-list.ts';
 import { loadConfig } from '../src/config.ts';
 import { createConnection, deleteConnection, updateConnection } from '../src/connections/connections.ts';
@@ -19,6 +19,9 @@ import { createWorkspace, setWorkspacePlan, type Workspace } from '../src/worksp
 import { startServer } from '../src/server/server.ts';
 import { freshPostgresDatabase, tempDir } from './support/databases.ts';
 import { createHarness } from './support/harness.ts';
+
+/** An entry alone, in its own transaction (recordAudit takes the transaction of a change). */
+const appendAudit = (db: Parameters<typeof inTransaction>[0], e: AuditEvent) => inTransaction(db, (trx) => recordAudit(trx, e));
 
 const secretBox = createSecretBox(Buffer.alloc(32, 9));
 const ACTOR: Actor = { userId: 'usr_actor', email: 'boss@audit.test', keyId: 'key_actor', ip: '10.1.2.3', source: 'api' };
@@ -112,7 +115,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     it('pages newest first by keyset, with no skips or repeats while entries are added', async () => {
       const pager = await createWorkspace(store.db, { slug: `pager-${backend}`, plan: 'free' });
       const p = principalOf(pager, 'admin');
-      const add = (i: number) => recordAudit(store.db, { workspaceId: pager.id, actor: ACTOR, action: 'tool.created', target: { type: 'tool', id: `t${i}`, name: `tool_${i}` } });
+      const add = (i: number) => appendAudit(store.db, { workspaceId: pager.id, actor: ACTOR, action: 'tool.created', target: { type: 'tool', id: `t${i}`, name: `tool_${i}` } });
       for (let i = 0; i < 45; i++) await add(i);
       const before = (await store.db.selectFrom('audit_log').select('id').where('workspace_id', '=', pager.id).orderBy('id', 'desc').execute()).map((r) => r.id);
       const seen: string[] = [];
@@ -138,9 +141,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const p = principalOf(f, 'admin');
       const cli = cliActor();
       const other: Actor = { userId: 'usr_other', email: 'other@audit.test', keyId: null, ip: null, source: 'ui' };
-      await recordAudit(store.db, { workspaceId: f.id, actor: ACTOR, action: 'key.created', target: { type: 'key', id: 'key_1', name: 'ci' } });
-      await recordAudit(store.db, { workspaceId: f.id, actor: other, action: 'tool.deleted', target: { type: 'tool', id: 'tool_9', name: 'orders' } });
-      await recordAudit(store.db, { workspaceId: f.id, actor: cli, action: 'workspace.plan_changed', target: { type: 'workspace', id: f.id, name: f.slug } });
+      await appendAudit(store.db, { workspaceId: f.id, actor: ACTOR, action: 'key.created', target: { type: 'key', id: 'key_1', name: 'ci' } });
+      await appendAudit(store.db, { workspaceId: f.id, actor: other, action: 'tool.deleted', target: { type: 'tool', id: 'tool_9', name: 'orders' } });
+      await appendAudit(store.db, { workspaceId: f.id, actor: cli, action: 'workspace.plan_changed', target: { type: 'workspace', id: f.id, name: f.slug } });
       const names = async (input: Record<string, unknown>) => (await listAudit(store.db, p, q(input))).entries.map((e) => e.action);
       expect(await names({ action: 'tool.deleted' })).toEqual(['tool.deleted']);
       expect(await names({ actorId: 'usr_actor' })).toEqual(['key.created']);
@@ -169,7 +172,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('is append-only in the store itself: an UPDATE is refused and the entry stays as written', async () => {
       const a = await createWorkspace(store.db, { slug: `append-only-${backend}`, plan: 'free' });
-      await recordAudit(store.db, { workspaceId: a.id, actor: ACTOR, action: 'key.revoked', target: { type: 'key', id: 'key_x', name: 'ci' } });
+      await appendAudit(store.db, { workspaceId: a.id, actor: ACTOR, action: 'key.revoked', target: { type: 'key', id: 'key_x', name: 'ci' } });
       const before = await store.db.selectFrom('audit_log').selectAll().where('workspace_id', '=', a.id).execute();
       await expect(store.db.updateTable('audit_log').set({ action: 'key.created', actor_email: 'someone-else' }).where('workspace_id', '=', a.id).execute()).rejects.toThrow(/append-only/);
       expect(await store.db.selectFrom('audit_log').selectAll().where('workspace_id', '=', a.id).execute()).toEqual(before);

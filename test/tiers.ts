@@ -90,6 +90,7 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/faults/sigterm-with-mcp-clients.test.ts',
   'test/faults/store-outage.test.ts',
   'test/graceful-shutdown.test.ts',
+  'test/grants-one-transaction.test.ts',
   'test/history-indexes.test.ts',
   'test/history-search-index.test.ts',
   'test/history-shutdown-pg.test.ts',

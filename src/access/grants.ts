@@ -2,10 +2,10 @@
 // or a list of users; admins always may. A connection the caller may not use does not exist
 // for them — 404 and absent from lists, never a 403 that would confirm it — while a connection
 // the user may use but the key's scope leaves out is a 403 naming the scope.
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { ConflictError, ConnectionNotFoundError, InvalidRequestError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
-import { recordAudit, type Actor } from '../audit/audit.ts';
+import { inTransaction, recordAudit, type Actor } from '../audit/audit.ts';
 import { getConnectionRow, toRecord, type ConnectionRecord, type StoredConnectionRow } from '../connections/connections.ts';
 import type { ConnectionRow, Database } from '../store/schema.ts';
 import type { Memo } from '../store/store.ts';
@@ -66,7 +66,11 @@ export interface GrantsInput {
  * through getGrants/setGrants, which ask for an admin first. */
 export async function readGrants(db: Kysely<Database>, workspaceId: string, idOrName: string): Promise<{ connection: StoredConnectionRow; grants: Grants }> {
   const connection = await getConnectionRow(db, workspaceId, idOrName);
-  if (connection.grants_everyone === 1) return { connection, grants: { everyone: true } };
+  return { connection, grants: await grantsOf(db, connection) };
+}
+
+async function grantsOf(db: Kysely<Database>, connection: ConnectionRow): Promise<Grants> {
+  if (connection.grants_everyone === 1) return { everyone: true };
   const users = await db
     .selectFrom('connection_grants as g')
     .innerJoin('users as u', 'u.id', 'g.user_id')
@@ -74,7 +78,7 @@ export async function readGrants(db: Kysely<Database>, workspaceId: string, idOr
     .where('g.connection_id', '=', connection.id)
     .orderBy('u.email')
     .execute();
-  return { connection, grants: { everyone: false, users } };
+  return { everyone: false, users };
 }
 
 async function resolveUsers(db: Kysely<Database>, workspaceId: string, entries: string[]): Promise<{ id: string; email: string }[]> {
@@ -97,10 +101,31 @@ function summary(g: Grants): { everyone: boolean; users?: string[] } {
   return g.everyone ? { everyone: true } : { everyone: false, users: g.users.map((u) => u.email) };
 }
 
-export async function writeGrants(db: Kysely<Database>, workspaceId: string, idOrName: string, input: GrantsInput, actor: Actor): Promise<Grants> {
-  const { connection, grants: before } = await readGrants(db, workspaceId, idOrName);
-  const users = input.everyone ? [] : await resolveUsers(db, workspaceId, input.users ?? []);
-  await db.transaction().execute(async (trx) => {
+/**
+ * One change of a connection's grants, read and written in one transaction: `decide` gets the
+ * grants as they are and returns the new ones. The transaction's first statement locks the
+ * connection's row (a no-op UPDATE: PostgreSQL holds the row lock, SQLite the write lock, until
+ * commit), so two changes of the same connection — a grant and a revoke from two admins, or the
+ * CLI beside a server — run one after the other and each reads what the other wrote, instead of
+ * both reading the old list and the later write dropping the earlier one's user.
+ */
+async function changeGrants(
+  db: Kysely<Database>,
+  workspaceId: string,
+  idOrName: string,
+  actor: Actor,
+  decide: (before: Grants, trx: Transaction<Database>) => Promise<GrantsInput> | GrantsInput,
+): Promise<Grants> {
+  return inTransaction(db, async (trx) => {
+    await trx
+      .updateTable('connections')
+      .set((eb) => ({ grants_everyone: eb.ref('grants_everyone') }))
+      .where('workspace_id', '=', workspaceId)
+      .where(idOrName.startsWith('conn_') ? 'id' : 'name', '=', idOrName)
+      .execute();
+    const { connection, grants: before } = await readGrants(trx, workspaceId, idOrName);
+    const input = await decide(before, trx);
+    const users = input.everyone ? [] : await resolveUsers(trx, workspaceId, input.users ?? []);
     await trx.updateTable('connections').set({ grants_everyone: input.everyone ? 1 : 0 }).where('id', '=', connection.id).execute();
     await trx.deleteFrom('connection_grants').where('connection_id', '=', connection.id).execute();
     if (users.length) {
@@ -110,33 +135,39 @@ export async function writeGrants(db: Kysely<Database>, workspaceId: string, idO
         .values(users.map((u) => ({ connection_id: connection.id, user_id: u.id, workspace_id: workspaceId, created_at: createdAt })))
         .execute();
     }
+    const after: Grants = input.everyone ? { everyone: true } : { everyone: false, users: [...users].sort((a, b) => a.email.localeCompare(b.email)) };
+    await recordAudit(trx, {
+      workspaceId,
+      actor,
+      action: 'connection.grants_changed',
+      target: { type: 'connection', id: connection.id, name: connection.name },
+      changes: { from: summary(before), to: summary(after) },
+    });
+    return after;
   });
-  const after: Grants = input.everyone ? { everyone: true } : { everyone: false, users: [...users].sort((a, b) => a.email.localeCompare(b.email)) };
-  await recordAudit(db, {
-    workspaceId,
-    actor,
-    action: 'connection.grants_changed',
-    target: { type: 'connection', id: connection.id, name: connection.name },
-    changes: { from: summary(before), to: summary(after) },
-  });
-  return after;
+}
+
+export function writeGrants(db: Kysely<Database>, workspaceId: string, idOrName: string, input: GrantsInput, actor: Actor): Promise<Grants> {
+  return changeGrants(db, workspaceId, idOrName, actor, () => input);
 }
 
 /** Adds one user. A connection open to everyone becomes restricted to its granted users (the
  * admins always keep it): granting is how an admin starts choosing. */
-export async function grantUser(db: Kysely<Database>, workspaceId: string, idOrName: string, user: string, actor: Actor): Promise<Grants> {
-  const { grants } = await readGrants(db, workspaceId, idOrName);
-  const current = grants.everyone ? [] : grants.users.map((u) => u.id);
-  return writeGrants(db, workspaceId, idOrName, { everyone: false, users: [...current, user] }, actor);
+export function grantUser(db: Kysely<Database>, workspaceId: string, idOrName: string, user: string, actor: Actor): Promise<Grants> {
+  return changeGrants(db, workspaceId, idOrName, actor, (grants) => {
+    const current = grants.everyone ? [] : grants.users.map((u) => u.id);
+    return { everyone: false, users: [...current, user] };
+  });
 }
 
 /** Removes one user from a restricted connection; on one open to everyone there is nobody to
  * remove — set chosen users first. */
-export async function revokeUser(db: Kysely<Database>, workspaceId: string, idOrName: string, user: string, actor: Actor): Promise<Grants> {
-  const { grants } = await readGrants(db, workspaceId, idOrName);
-  if (grants.everyone) throw new ConflictError('The connection is open to everyone: grant it to chosen users first', { field: 'user' });
-  const [target] = await resolveUsers(db, workspaceId, [user]);
-  return writeGrants(db, workspaceId, idOrName, { everyone: false, users: grants.users.filter((u) => u.id !== target.id).map((u) => u.id) }, actor);
+export function revokeUser(db: Kysely<Database>, workspaceId: string, idOrName: string, user: string, actor: Actor): Promise<Grants> {
+  return changeGrants(db, workspaceId, idOrName, actor, async (grants, trx) => {
+    if (grants.everyone) throw new ConflictError('The connection is open to everyone: grant it to chosen users first', { field: 'user' });
+    const [target] = await resolveUsers(trx, workspaceId, [user]);
+    return { everyone: false, users: grants.users.filter((u) => u.id !== target.id).map((u) => u.id) };
+  });
 }
 
 export async function getGrants(deps: Deps, principal: Principal, idOrName: string): Promise<Grants> {

@@ -3,7 +3,7 @@
 // entry except retention (DBQ_AUDIT_DAYS). `changes` never holds a secret: callers pass
 // field names and non-secret values only.
 import os from 'node:os';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { newId, nowIso } from '../ids.ts';
 import type { AuditRow, Database } from '../store/schema.ts';
 
@@ -74,11 +74,16 @@ export interface AuditEvent {
 
 /** Runs `fn` in a transaction, or inside the caller's when `db` already is one (Kysely has no
  * nested transactions): a change and its audit entry are committed together or not at all. */
-export function inTransaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
-  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
+export function inTransaction<T>(db: Kysely<Database>, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  // isTransaction is true only on the Transaction Kysely hands to a transaction's callback.
+  return db.isTransaction ? fn(db as Transaction<Database>) : db.transaction().execute(fn);
 }
 
-export async function recordAudit(db: Kysely<Database>, e: AuditEvent): Promise<void> {
+/** Appends an entry in the transaction of the change it records (inTransaction, or the
+ * caller's own `db.transaction()`): a `Transaction`, never a plain `Kysely`, so an entry
+ * written beside its change instead of with it does not compile. An event that changes
+ * nothing else (a failed sign-in) is its own transaction. */
+export async function recordAudit(trx: Transaction<Database>, e: AuditEvent): Promise<void> {
   const row: AuditRow = {
     id: newId('aud'),
     workspace_id: e.workspaceId,
@@ -94,5 +99,5 @@ export async function recordAudit(db: Kysely<Database>, e: AuditEvent): Promise<
     source: e.actor.source,
     created_at: nowIso(),
   };
-  await db.insertInto('audit_log').values(row).execute();
+  await trx.insertInto('audit_log').values(row).execute();
 }

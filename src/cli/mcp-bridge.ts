@@ -41,6 +41,17 @@ function describeError(err: unknown): string {
   return cause && !err.message.includes(cause) ? `${err.message} (${cause})` : err.message;
 }
 
+/** What the client is told when a request could not be relayed. An HTTP answer means the
+ * server was reached: a 401 is the key refused, not an unreachable address. */
+export function relayFailure(endpoint: URL, err: unknown): string {
+  const status = err instanceof Error && typeof (err as { code?: unknown }).code === 'number' ? (err as unknown as { code: number }).code : null;
+  if (status === 401) {
+    return `dbq mcp reached ${endpoint.href}, but the server refused the API key in DBQ_API_KEY (401 Invalid or missing API key): check that it is a current key of this workspace (revoked or expired keys are refused)`;
+  }
+  if (status !== null && status >= 400) return `dbq mcp reached ${endpoint.href}, but the server answered HTTP ${status}: ${describeError(err)}`;
+  return `dbq mcp could not reach ${endpoint.href}: ${describeError(err)}`;
+}
+
 /** Runs until either side closes; resolves once both are closed. */
 export async function runMcpBridge(opts: McpBridgeOptions): Promise<void> {
   const stderr = opts.stderr ?? process.stderr;
@@ -79,7 +90,7 @@ export async function runMcpBridge(opts: McpBridgeOptions): Promise<void> {
       logError('sending to the server failed', err);
       // A request without an answer would leave the client waiting forever.
       if (isJSONRPCRequest(message)) {
-        void local.send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `dbq mcp could not reach ${endpoint.href}: ${describeError(err)}` } }).catch(() => {});
+        void local.send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: relayFailure(endpoint, err) } }).catch(() => {});
       }
     });
   };

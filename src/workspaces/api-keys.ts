@@ -13,7 +13,7 @@ import { generateKey, hashKey, isWellFormedKey, keyPrefix } from './key-format.t
 import { getUserRow, type Role } from './users.ts';
 import { getWorkspace, type Plan } from './workspaces.ts';
 import { effectiveRole, parseStoredScope, type KeyScope } from '../access/scope.ts';
-import { cliActor, recordAudit, SYSTEM_ACTOR, type Actor } from '../audit/audit.ts';
+import { cliActor, inTransaction, recordAudit, SYSTEM_ACTOR, type Actor } from '../audit/audit.ts';
 import { resolveExpiry, resolveKeyScope, type KeyCeiling, type KeyLifetimeRequest, type KeyScopeRequest } from '../access/key-scope-input.ts';
 
 export interface ApiKey {
@@ -138,13 +138,15 @@ export async function createApiKey(
     expires_at: expiresAt,
     expiry_audited: 0,
   };
-  await db.insertInto('api_keys').values(row).execute();
-  await recordAudit(db, {
-    workspaceId: user.workspace_id,
-    actor,
-    action: 'key.created',
-    target: { type: 'key', id: row.id, name },
-    changes: { user: user.email, scope, expiresAt },
+  await inTransaction(db, async (trx) => {
+    await trx.insertInto('api_keys').values(row).execute();
+    await recordAudit(trx, {
+      workspaceId: user.workspace_id,
+      actor,
+      action: 'key.created',
+      target: { type: 'key', id: row.id, name },
+      changes: { user: user.email, scope, expiresAt },
+    });
   });
   return { apiKey: toApiKey(row, user.email), secret };
 }
@@ -175,8 +177,10 @@ export async function revokeApiKey(db: Kysely<Database>, workspace: string, keyI
   if (!row) throw new NotFoundError('API key not found');
   if (row.revoked_at !== null) return toApiKey(row, row.email);
   const revokedAt = nowIso();
-  await db.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
-  await recordAudit(db, { workspaceId: ws.id, actor, action: 'key.revoked', target: { type: 'key', id: row.id, name: row.name }, changes: { user: row.email } });
+  await inTransaction(db, async (trx) => {
+    await trx.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
+    await recordAudit(trx, { workspaceId: ws.id, actor, action: 'key.revoked', target: { type: 'key', id: row.id, name: row.name }, changes: { user: row.email } });
+  });
   return toApiKey({ ...row, revoked_at: revokedAt }, row.email);
 }
 
@@ -238,25 +242,21 @@ export async function authenticateKey(db: Kysely<Database>, presented: string | 
 }
 
 /** The first refused request after expiry writes `key.expired`, once: the conditional UPDATE
- * lets exactly one request (of any process) win. Fire and forget — the answer is the same 401
- * whether or not the bookkeeping lands. */
+ * lets exactly one request (of any process) win, and commits with the entry (a failed entry
+ * leaves the key unmarked for the next request to try again). Fire and forget — the answer is
+ * the same 401 whether or not the bookkeeping lands. */
 function auditExpiry(db: Kysely<Database>, row: { keyId: string; keyName: string; workspaceId: string; expiresAt: string | null }): void {
-  db.updateTable('api_keys')
-    .set({ expiry_audited: 1 })
-    .where('id', '=', row.keyId)
-    .where('expiry_audited', '=', 0)
-    .executeTakeFirst()
-    .then(async (result) => {
-      if (Number(result.numUpdatedRows ?? 0) === 0) return;
-      await recordAudit(db, {
-        workspaceId: row.workspaceId,
-        actor: SYSTEM_ACTOR,
-        action: 'key.expired',
-        target: { type: 'key', id: row.keyId, name: row.keyName },
-        changes: { expiresAt: row.expiresAt },
-      });
-    })
-    .catch(() => {});
+  inTransaction(db, async (trx) => {
+    const result = await trx.updateTable('api_keys').set({ expiry_audited: 1 }).where('id', '=', row.keyId).where('expiry_audited', '=', 0).executeTakeFirst();
+    if (Number(result.numUpdatedRows ?? 0) === 0) return;
+    await recordAudit(trx, {
+      workspaceId: row.workspaceId,
+      actor: SYSTEM_ACTOR,
+      action: 'key.expired',
+      target: { type: 'key', id: row.keyId, name: row.keyName },
+      changes: { expiresAt: row.expiresAt },
+    });
+  }).catch(() => {});
 }
 
 /** GET /keys/self: what the presenting key may do, and until when. `effective` is the

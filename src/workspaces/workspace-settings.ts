@@ -4,7 +4,7 @@
 import type { Kysely } from 'kysely';
 import { InvalidRequestError } from '../errors.ts';
 import type { Database } from '../store/schema.ts';
-import { recordAudit, type Actor } from '../audit/audit.ts';
+import { inTransaction, recordAudit, type Actor } from '../audit/audit.ts';
 import { getWorkspace, type Plan } from './workspaces.ts';
 
 export const MAX_KEY_DAYS_LIMIT = 3650;
@@ -28,15 +28,16 @@ export async function setMaxKeyDays(db: Kysely<Database>, slug: string, days: nu
   }
   const before = await getWorkspaceSettings(db, slug);
   const ws = await getWorkspace(db, slug);
-  await db.updateTable('workspaces').set({ max_key_days: days }).where('id', '=', ws.id).execute();
-  if (before.maxKeyDays !== days) {
-    await recordAudit(db, {
+  await inTransaction(db, async (trx) => {
+    await trx.updateTable('workspaces').set({ max_key_days: days }).where('id', '=', ws.id).execute();
+    if (before.maxKeyDays === days) return;
+    await recordAudit(trx, {
       workspaceId: ws.id,
       actor,
       action: 'workspace.settings_changed',
       target: { type: 'workspace', id: ws.id, name: ws.slug },
       changes: { maxKeyDays: { from: before.maxKeyDays, to: days } },
     });
-  }
+  });
   return { ...before, maxKeyDays: days };
 }

@@ -11,7 +11,7 @@ import { checkPassword } from '../sign-in.ts';
 import type { SignInLimiter } from '../sign-in-limiter.ts';
 import { RateLimitedError } from '../../errors.ts';
 import { webContextOf, webPrincipal } from '../web-context.ts';
-import { actorOf, recordAudit } from '../../audit/audit.ts';
+import { actorOf, inTransaction, recordAudit } from '../../audit/audit.ts';
 
 const loginSchema = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1024) }).strict();
 const setupSchema = z
@@ -55,31 +55,38 @@ export function sessionApiRoutes(app: FastifyInstance, svc: Services, limiter: S
       limiter.recordFailure(request.ip, input.email);
       // Nobody is known: the actor and the target are the email tried (never the password).
       // The limiter above bounds how many of these one address can write.
+      // The entry is the whole change, its own transaction.
       const tried = input.email.toLowerCase();
-      await recordAudit(svc.db, {
-        workspaceId: ctx.workspace.id,
-        actor: { userId: null, email: tried, keyId: null, ip: request.ip, source: 'ui' },
-        action: 'session.sign_in_failed',
-        target: { type: 'user', id: null, name: tried },
-      });
+      await inTransaction(svc.db, (trx) =>
+        recordAudit(trx, {
+          workspaceId: ctx.workspace.id,
+          actor: { userId: null, email: tried, keyId: null, ip: request.ip, source: 'ui' },
+          action: 'session.sign_in_failed',
+          target: { type: 'user', id: null, name: tried },
+        }),
+      );
       throw err;
     }
     limiter.recordSuccess(request.ip, input.email);
     // A new token on every sign-in (never reuse the one the browser brought: session fixation).
     if (ctx.session) await deleteSession(svc.db, ctx.session.id);
-    const session = await createSession(svc.db, { workspaceId: ctx.workspace.id, userId: user.id });
-    setSessionCookie(reply, session.token, session.expiresAt, ctx.cookie);
     const principal: Principal = {
       workspace: { id: ctx.workspace.id, slug: ctx.workspace.slug, plan: ctx.workspace.plan },
       user: { id: user.id, email: user.email, role: user.role, accountRole: user.role },
       apiKey: null,
     };
-    await recordAudit(svc.db, {
-      workspaceId: ctx.workspace.id,
-      actor: actorOf(principal, request.ip, 'ui'),
-      action: 'session.signed_in',
-      target: { type: 'user', id: user.id, name: user.email },
+    // The session and its entry are committed together.
+    const session = await inTransaction(svc.db, async (trx) => {
+      const created = await createSession(trx, { workspaceId: ctx.workspace.id, userId: user.id });
+      await recordAudit(trx, {
+        workspaceId: ctx.workspace.id,
+        actor: actorOf(principal, request.ip, 'ui'),
+        action: 'session.signed_in',
+        target: { type: 'user', id: user.id, name: user.email },
+      });
+      return created;
     });
+    setSessionCookie(reply, session.token, session.expiresAt, ctx.cookie);
     return ok({ signedIn: true, ...me(principal, session.token) });
   });
 
