@@ -12,7 +12,10 @@ import { RateLimitedError } from '../errors.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { consumeRequest, type LimitState, type Limits } from './limits.ts';
 
-/** Per request: the headers to send, or the count still in flight whose answer gives them. */
+/** Per request: the headers to send, or the count still in flight whose answer gives them.
+ * Module-level but not shared state: the key is the request itself, so an entry belongs to
+ * one request and goes with it (nothing of a process or a Services object is kept here), and
+ * the request's own type stays undecorated for the doors that never count. */
 const pending = new WeakMap<FastifyRequest, Record<string, string> | Promise<LimitState>>();
 
 /** The response headers of a limit answer; none for an unlimited (enterprise) workspace. */
