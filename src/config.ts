@@ -78,6 +78,10 @@ export const SETTINGS = {
   DBQ_DEFAULT_PLAN: { schema: z.enum(['free', 'professional', 'enterprise']).default('enterprise'), doc: 'Plan of a workspace created without `--plan`, including `default` at first start: `free` (60 requests a minute), `professional` (300), `enterprise` (unlimited). Existing workspaces keep theirs (`dbq workspace set-plan`). See docs/decisions.md.' },
   DBQ_SQLITE_DIR: { schema: optionalString, doc: 'Where SQLite connection files live: one directory per workspace, `DBQ_SQLITE_DIR/<slug>/`, the only place its `sqlite:<file>` connections resolve (symlinks resolved). Default `DATA_DIR/sqlite`.' },
   DBQ_BASE_DOMAIN: { schema: optionalString, doc: 'Enables host-form workspace URLs: `https://{slug}.{DBQ_BASE_DOMAIN}`.' },
+  DBQ_PUBLIC_URL: {
+    schema: optionalString.refine((v) => v === null || /^https?:\/\/[^/\s]+(\/\S*)?$/.test(v), 'must be an http:// or https:// URL'),
+    doc: 'The address people reach the server at (`https://dbq.example.com`); the links the CLI prints start with it.',
+  },
   DBQ_HISTORY_DAYS: { schema: int(90, 1, 36500), doc: 'Query history retention in days; older entries are deleted hourly.' },
   DBQ_HISTORY_SEARCH_INDEX: { schema: z.enum(['on', 'off']).default('on'), doc: 'SQLite store: keep a trigram index of the history\'s statements for `search=` (docs/deployment.md, "Query history at scale"); about 11–18 µs of CPU per entry, in the background. `off` stops indexing; search then walks the history. The PostgreSQL store uses pg_trgm instead.' },
   DBQ_AUDIT_DAYS: { schema: int(365, 1, 36500), doc: 'Audit log retention in days (docs/audit.md); older entries are deleted at start and hourly, in batches.' },
@@ -118,6 +122,8 @@ export interface Config {
   /** DBQ_DEFAULT_PLAN: the plan of a workspace created without one. */
   defaultPlan: RawSettings['DBQ_DEFAULT_PLAN'];
   baseDomain: string | null;
+  /** DBQ_PUBLIC_URL without a trailing slash. */
+  publicUrl: string | null;
   historyDays: number;
   historySearchIndex: boolean;
   /** DBQ_AUDIT_DAYS: audit log retention. */
@@ -171,6 +177,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sqliteDir: path.resolve(s.DBQ_SQLITE_DIR ?? path.join(dataDir, 'sqlite')),
     defaultPlan: s.DBQ_DEFAULT_PLAN,
     baseDomain: s.DBQ_BASE_DOMAIN?.toLowerCase() ?? null,
+    publicUrl: s.DBQ_PUBLIC_URL?.replace(/\/+$/, '') ?? null,
     historyDays: s.DBQ_HISTORY_DAYS,
     historySearchIndex: s.DBQ_HISTORY_SEARCH_INDEX === 'on',
     auditDays: s.DBQ_AUDIT_DAYS,

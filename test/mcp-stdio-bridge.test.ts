@@ -91,7 +91,9 @@ describe('dbq mcp --url (from the extracted tarball)', () => {
     const client = new Client({ name: 'stdio-test', version: '1' });
     await expect(client.connect(transport)).rejects.toThrow(/401|Invalid or missing API key/);
     // It did reach the server: the message says the key was refused, not "could not reach".
-    await expect(client.connect(bridge({ DBQ_API_KEY: 'dbq_not_a_key' }).transport)).rejects.toThrow(/refused the API key/);
+    const again = new Client({ name: 'stdio-test', version: '1' });
+    await expect(again.connect(bridge({ DBQ_API_KEY: 'dbq_not_a_key' }).transport)).rejects.toThrow(/refused the API key/);
+    await again.close();
     await client.close();
     expect(stderr()).toMatch(/sending to the server failed/);
   }, 60_000);

@@ -183,7 +183,8 @@ describe('a key past its expiresAt', () => {
     for (let i = 0; i < 3; i++) {
       const res = await h.call('POST', '/api/query', secret, { connectionId: 'a', sql: 'SELECT 1' });
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ success: false, error: 'Invalid or missing API key', code: 'invalid_api_key' });
+      // Still the 401 of any refused key, plus the reason only the key's holder can provoke.
+      expect(res.body).toEqual({ success: false, error: 'Invalid or missing API key', code: 'invalid_api_key', details: { reason: 'expired' } });
     }
     const deadline = Date.now() + 3000;
     while ((await audit('key.expired', apiKey.id)).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

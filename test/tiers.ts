@@ -18,6 +18,7 @@
 
 export const UNIT_TESTS: readonly string[] = [
   'test/catalog-check-xid-arithmetic.test.ts',
+  'test/cli-links-and-words.test.ts',
   'test/config-docs.test.ts',
   'test/configuration-docs-complete.test.ts',
   'test/error-table.test.ts',
@@ -148,6 +149,7 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/tools-run.test.ts',
   'test/web-browser.test.ts',
   'test/web-console-polish.test.ts',
+  'test/web-newcomer-browser.test.ts',
   'test/web-passwords-browser.test.ts',
   'test/web-sign-in-redirect.test.ts',
   'test/web-ssh-form.test.ts',

@@ -28,13 +28,13 @@ function days(value: string | undefined): number | undefined {
   return Number(value);
 }
 
-/** One line of what a key narrows: "read-only, connections conn_…, tools a,b" or "full user". */
-function scopeSummary(k: Pick<ApiKey, 'scope'>): string {
+/** One line of what a key narrows: "read-only, connections shop (conn_…), tools a,b" or "full user". */
+function scopeSummary(k: Pick<ApiKey, 'scope'>, names: ConnectionNames): string {
   const s = k.scope;
   if (!s) return 'all of its user';
   const parts: string[] = [];
   if (s.readOnly) parts.push('read-only');
-  if (s.connections) parts.push(`connections ${s.connections.join(',')}`);
+  if (s.connections) parts.push(`connections ${s.connections.map((id) => named(id, names)).join(', ')}`);
   if (s.toolsOnly) parts.push('tools only');
   if (s.tools) parts.push(`tools ${s.tools.join(',')}`);
   return parts.join('; ');
@@ -83,7 +83,7 @@ export function keyCommands(program: Command, ctx: CliContext): void {
         print(
           opts,
           { apiKey: { id: apiKey.id, name: apiKey.name, prefix: apiKey.prefix, scope: apiKey.scope, expiresAt: apiKey.expiresAt }, secret },
-          `Created key ${apiKey.name} (${apiKey.id}) for ${apiKey.user.email}: ${scopeSummary(apiKey)}, ${expirySummary(apiKey)}. Store it now; it will not be shown again:\n\n  ${secret}\n`,
+          `Created key ${apiKey.name} (${apiKey.id}) for ${apiKey.user.email}: ${scopeSummary(apiKey, await connectionNames(svc, opts.workspace))}, ${expirySummary(apiKey)}. Store it now; it will not be shown again:\n\n  ${secret}\n`,
         );
       }),
     );
@@ -95,9 +95,10 @@ export function keyCommands(program: Command, ctx: CliContext): void {
     .action((opts: { workspace: string } & JsonOpt) =>
       withCore(ctx, async (svc) => {
         const apiKeys = await listApiKeys(svc.db, opts.workspace);
+        const names = await connectionNames(svc, opts.workspace);
         const lines = apiKeys.map(
           (k) =>
-            `${k.id}\t${k.prefix}…\t${k.name}\t${k.user.email}\t${k.revokedAt ? 'revoked' : k.expired ? 'expired' : 'active'}\tcreated ${k.createdAt}\t${k.lastUsedAt ? `last used ${k.lastUsedAt}` : 'never used'}\t${scopeSummary(k)}\t${expirySummary(k)}`,
+            `${k.id}\t${k.prefix}…\t${k.name}\t${k.user.email}\t${k.revokedAt ? 'revoked' : k.expired ? 'expired' : 'active'}\tcreated ${k.createdAt}\t${k.lastUsedAt ? `last used ${k.lastUsedAt}` : 'never used'}\t${scopeSummary(k, names)}\t${expirySummary(k)}`,
         );
         print(opts, { apiKeys }, lines.length ? lines.join('\n') : `no keys in workspace ${opts.workspace}`);
       }),

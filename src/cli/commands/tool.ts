@@ -49,9 +49,9 @@ async function operatorOf(svc: Services, slug: string) {
   return { operator: true as const, workspace: { id: ws.id } };
 }
 
-function line(t: ToolRecord): string {
+function line(t: ToolRecord, names: ConnectionNames): string {
   const params = t.parameters.map((p) => `${p.name}:${p.type}${p.required ? '!' : ''}`).join(', ');
-  return `${t.name}\tv${t.version}\t${t.connectionId}\t(${params})\t${t.description}`;
+  return `${t.name}\tv${t.version}\t${named(t.connectionId, names)}\t(${params})\t${t.description}`;
 }
 
 export function toolCommands(program: Command, ctx: CliContext): void {
@@ -66,7 +66,7 @@ export function toolCommands(program: Command, ctx: CliContext): void {
     .action((opts: { workspace: string; file: string } & JsonOpt) =>
       withCore(ctx, async (svc) => {
         const created = await createTool(svc, await operatorOf(svc, opts.workspace), readJsonFile(opts.file) as never, cliActor());
-        print(opts, { tool: created }, `Created tool ${created.name} (version ${created.version}) on ${created.connectionId}`);
+        print(opts, { tool: created }, `Created tool ${created.name} (version ${created.version}) on ${named(created.connectionId, await connectionNames(svc, opts.workspace))}`);
       }),
     );
   tool
@@ -90,7 +90,8 @@ export function toolCommands(program: Command, ctx: CliContext): void {
     .action((opts: { workspace: string } & JsonOpt) =>
       withCore(ctx, async (svc) => {
         const tools = await listTools(svc, await operatorOf(svc, opts.workspace));
-        print(opts, { tools }, tools.length ? tools.map(line).join('\n') : `no tools in workspace ${opts.workspace}`);
+        const names = await connectionNames(svc, opts.workspace);
+        print(opts, { tools }, tools.length ? tools.map((t) => line(t, names)).join('\n') : `no tools in workspace ${opts.workspace}`);
       }),
     );
   tool
@@ -103,7 +104,7 @@ export function toolCommands(program: Command, ctx: CliContext): void {
       withCore(ctx, async (svc) => {
         const found = (await listTools(svc, await operatorOf(svc, opts.workspace))).find((t) => t.name === opts.name);
         if (!found) throw new ToolNotFoundError();
-        print(opts, { tool: found }, `${line(found)}\n\n${found.sql}`);
+        print(opts, { tool: found }, `${line(found, await connectionNames(svc, opts.workspace))}\n\n${found.sql}`);
       }),
     );
   tool
