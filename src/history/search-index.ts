@@ -10,7 +10,7 @@
 // hundred cost 15–35 µs each. Why partitions: deleting from FTS5 entry by entry stalled the
 // loop (0.5–3 s on 10M entries) and made retention 10× slower; a partition is dropped whole
 // once retention has emptied its block. Why rowid order can stand for id order: one process
-// writes its entries in id order (history.ts), and ids are monotonic within a process, so
+// writes its entries in id order (history-log.ts), and ids are monotonic within a process, so
 // rowids ascend with ids; SEARCH_ROWID_SLACK rowids of margin absorb a second writer (the
 // CLI) committing a batch between another's id and its insert.
 import { SqliteAdapter, sql, type Kysely, type SelectQueryBuilder } from 'kysely';

@@ -3,9 +3,10 @@
 // one transaction — as the SQLite store's WAL with synchronous = NORMAL does (on the bench
 // machine the flush was most of a history batch's time, and every query's response waits for
 // its batch). The entries are committed and visible to every process before any response goes
-// out (history.ts); only a crash of the PostgreSQL server or its host may lose the last
-// fraction of a second of them (at most 3 × wal_writer_delay, 600 ms by default) — never a
-// crash or stop of dbq. Every other store write (keys, users, connections) stays synchronous.
+// out (src/history/history-log.ts); only a crash of the PostgreSQL server or its host may lose
+// the last fraction of a second of them (at most 3 × wal_writer_delay, 600 ms by default) —
+// never a crash or stop of dbq. Every other store write (keys, users, connections) stays
+// synchronous.
 //
 // One statement, one round trip: the INSERT itself sets the option for its own (implicit)
 // transaction, with set_config(…, true) evaluated in its first value; a local setting lasts
