@@ -385,7 +385,8 @@ describe('first-run setup', () => {
     expect(again.status).toBe(403);
     const page = await req('GET', `/w/fresh/setup?token=${token}`);
     expect(page.status).toBe(302);
-    expect(page.headers.location).toBe('/w/fresh/login');
+    // The old link's holder is told it was used (the login page reads `setup=used`).
+    expect(page.headers.location).toBe('/w/fresh/login?setup=used');
     expect(await issueSetupToken(h.svc.db, 'fresh')).toBeNull();
     expect((await req('POST', '/w/fresh/ui/api/login', { body: { email: 'boss@fresh.test', password: 'long enough pw' } })).status).toBe(200);
   });

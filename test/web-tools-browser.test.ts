@@ -37,8 +37,10 @@ describe('Tools page', () => {
     await signInAt(w.base, page, ADMIN, '/login?next=%2Ftools');
     await page.waitForURL(`${w.base}/tools`);
     await page.getByRole('button', { name: 'New tool' }).click();
+    // The editor is a form; a whole definition is pasted in its JSON view.
+    await page.getByRole('button', { name: 'Edit as JSON' }).click();
     await page.getByLabel('Definition (JSON)').fill(JSON.stringify(DEFINITION, null, 2));
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
     await poll(() => page.getByText('products_under').first().isVisible()).toBe(true);
     const audit = await w.h.svc.db.selectFrom('audit_log').selectAll().where('action', '=', 'tool.created').where('target_name', '=', 'products_under').execute();
     expect(audit).toMatchObject([{ source: 'ui', actor_email: ADMIN.email }]);

@@ -90,6 +90,13 @@ export function pageRoutes(app: FastifyInstance, svc: Services, shell: WebShell)
     return reply.redirect(`${ctx.base}/settings/api-keys`, 302);
   });
 
+  // The other pages live under /settings, so people guess /settings/tools for the Tools page.
+  app.get('/settings/tools', { schema: { hide: true } }, async (request, reply) => {
+    const ctx = await context(request, reply);
+    if (!ctx) return reply;
+    return reply.redirect(`${ctx.base}/tools`, 302);
+  });
+
   app.get('/login', { schema: { hide: true } }, async (request, reply) => {
     const ctx = await context(request, reply);
     if (!ctx) return reply;
@@ -101,9 +108,13 @@ export function pageRoutes(app: FastifyInstance, svc: Services, shell: WebShell)
   app.get('/setup', { schema: { hide: true } }, async (request, reply) => {
     const ctx = await context(request, reply);
     if (!ctx) return reply;
-    // Once anyone exists, setup is over: send people to sign in instead.
-    if (await workspaceHasUsers(svc.db, ctx.workspace.id)) return reply.redirect(`${ctx.base}/login`, 302);
     const token = (request.query as { token?: unknown }).token;
+    // Once anyone exists, setup is over: send people to sign in instead. Someone signed out who
+    // opened an old setup link is told why they landed there, rather than silently.
+    if (await workspaceHasUsers(svc.db, ctx.workspace.id)) {
+      const why = token !== undefined && !ctx.principal ? '?setup=used' : '';
+      return reply.redirect(`${ctx.base}/login${why}`, 302);
+    }
     const usable = typeof token === 'string' && token.length <= 200 && (await setupTokenUsable(svc.db, ctx.workspace.slug, token));
     return send(reply, usable ? 200 : 403, 'setup', { base: ctx.base, workspace: ctx.workspace.slug });
   });

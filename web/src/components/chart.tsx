@@ -1,11 +1,14 @@
 // Bar and line charts of a result, drawn as plain SVG: one category (X) column and one or more
 // numeric (Y) columns chosen from the result, each a series (grouped bars, or one line each). Exact numeric strings (int8, numeric) count as
 // numbers here; they are only drawn, never summed.
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { cellText } from '../format.ts';
 import type { Column } from './result-table.tsx';
 
-const W = 800;
+// The drawing is as wide as its box (at most 800): a fixed 800-wide viewBox shrunk onto a
+// phone drew 11-px labels about 5 px high. The height stays, so a narrow chart is taller.
+const MAX_W = 800;
+const MIN_W = 280;
 const H = 360;
 const M = { top: 16, right: 20, bottom: 72, left: 68 };
 // Series colours in the page's palette; a sixth series reuses the first.
@@ -34,11 +37,13 @@ export function numericColumns(columns: Column[], rows: unknown[][]): number[] {
   return out;
 }
 
-function niceStep(span: number, count: number): number {
+/** Counts and other whole numbers get whole ticks: no 0.5 orders. */
+export function niceStep(span: number, count: number, integers = false): number {
   const raw = span / count;
   const mag = 10 ** Math.floor(Math.log10(raw));
   const norm = raw / mag;
-  return (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
+  const step = (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
+  return integers ? Math.max(1, Math.round(step)) : step;
 }
 
 const compact = new Intl.NumberFormat(undefined, { notation: 'compact', maximumFractionDigits: 2 });
@@ -54,6 +59,17 @@ export function Chart({ columns, rows }: { columns: Column[]; rows: unknown[][] 
   const [kind, setKind] = useState<'bar' | 'line'>('bar');
   const [x, setX] = useState(defaultX >= 0 ? defaultX : 0);
   const [ys, setYs] = useState<number[]>([defaultY]);
+  const box = useRef<HTMLDivElement>(null);
+  const [W, setW] = useState(MAX_W);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const fit = () => setW(Math.max(MIN_W, Math.min(MAX_W, Math.floor(el.clientWidth))));
+    fit();
+    const ro = new ResizeObserver(fit);
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, [numeric.length]);
 
   if (numeric.length === 0) {
     return <p class="empty">This result has no numeric column to chart.</p>;
@@ -69,7 +85,7 @@ export function Chart({ columns, rows }: { columns: Column[]; rows: unknown[][] 
   let lo = Math.min(0, ...values);
   let hi = Math.max(0, ...values);
   if (lo === hi) hi = lo + 1;
-  const step = niceStep(hi - lo, 5);
+  const step = niceStep(hi - lo, W < 500 ? 4 : 5, values.every((v) => Number.isInteger(v)));
   lo = Math.floor(lo / step) * step;
   hi = Math.ceil(hi / step) * step;
   const ticks: number[] = [];
@@ -81,7 +97,7 @@ export function Chart({ columns, rows }: { columns: Column[]; rows: unknown[][] 
   const band = plotW / Math.max(1, labels.length);
   const cx = (i: number) => M.left + band * i + band / 2;
   const barW = Math.max(1, (band * 0.76) / yCols.length);
-  const labelEvery = Math.max(1, Math.ceil(labels.length / 24));
+  const labelEvery = Math.max(1, Math.ceil(labels.length / Math.max(4, Math.floor(plotW / 32))));
   const yNames = yCols.map((i) => columns[i].name);
   const title = `${kind === 'bar' ? 'Bar' : 'Line'} chart of ${yNames.join(', ')} by ${columns[x].name}`;
   const linePath = (values: (number | null)[]) =>
@@ -91,7 +107,7 @@ export function Chart({ columns, rows }: { columns: Column[]; rows: unknown[][] 
       .join(' ');
 
   return (
-    <div class="chart">
+    <div class="chart" ref={box}>
       <div class="chart-controls">
         <label class="field inline">
           <span>Chart type</span>

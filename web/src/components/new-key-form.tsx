@@ -15,27 +15,31 @@ export interface KeyRequest {
 
 interface Props {
   connections: { id: string; name: string }[];
+  /** The workspace's curated tools, each on the connection it queries. */
+  tools: { name: string; connectionId: string; description: string }[];
   maxKeyDays: number | null;
   busy: boolean;
   onSubmit(request: KeyRequest): void;
   onCancel(): void;
 }
 
-export function NewKeyForm({ connections, maxKeyDays, busy, onSubmit, onCancel }: Props) {
+export function NewKeyForm({ connections, tools: allTools, maxKeyDays, busy, onSubmit, onCancel }: Props) {
   const [name, setName] = useState('');
   const [readOnly, setReadOnly] = useState(false);
   const [chosen, setChosen] = useState<string[]>([]);
   const [toolsOnly, setToolsOnly] = useState(false);
-  const [tools, setTools] = useState('');
+  const [tools, setTools] = useState<string[]>([]);
   const [days, setDays] = useState(maxKeyDays ? String(maxKeyDays) : '');
   const nameRef = useRef<HTMLInputElement>(null);
   useEffect(() => nameRef.current?.focus(), []);
 
+  const names = new Map(connections.map((c) => [c.id, c.name]));
+  const toggleTool = (name: string, on: boolean) => setTools((t) => (on ? [...t, name] : t.filter((x) => x !== name)));
   const toggle = (id: string, on: boolean) => setChosen((c) => (on ? [...c, id] : c.filter((x) => x !== id)));
 
   const submit = (e: Event) => {
     e.preventDefault();
-    const toolList = tools.split(/[\s,]+/).filter(Boolean);
+    const toolList = tools;
     onSubmit({
       name,
       ...(readOnly ? { readOnly: true } : {}),
@@ -80,10 +84,18 @@ export function NewKeyForm({ connections, maxKeyDays, busy, onSubmit, onCancel }
           </label>
         ))}
       </fieldset>
-      <label class="field">
-        <span>Tools</span>
-        <input placeholder="tool names, comma-separated (empty: every tool)" value={tools} onInput={(e) => setTools(e.currentTarget.value)} />
-      </label>
+      <fieldset class="field segmented" aria-label="Tools">
+        <legend>
+          Tools <small class="muted">{tools.length === 0 ? '(none chosen: every tool)' : ''}</small>
+        </legend>
+        {allTools.length === 0 && <small class="muted">No tools in this workspace yet.</small>}
+        {allTools.map((t) => (
+          <label class="check" key={t.name} title={t.description}>
+            <input type="checkbox" checked={tools.includes(t.name)} onChange={(e) => toggleTool(t.name, e.currentTarget.checked)} /> {t.name}{' '}
+            <small class="muted">on {names.get(t.connectionId) ?? t.connectionId}</small>
+          </label>
+        ))}
+      </fieldset>
       <div class="form-actions">
         <button type="submit" class="btn btn-primary" disabled={busy}>
           Create

@@ -16,9 +16,12 @@ const OVERSCAN = 12;
 function columnWidths(columns: Column[], rows: unknown[][]): number[] {
   const sample = rows.slice(0, 200);
   return columns.map((c, i) => {
-    let chars = Math.max(c.name.length, c.type.length * 0.8);
+    // Header names are bold proportional text, wider per character than the monospace cells:
+    // measured apart so a short column does not cut its own name ("reven…").
+    const header = c.name.length * 8.2 + 28;
+    let chars = c.type.length * 0.8;
     for (const r of sample) chars = Math.max(chars, Math.min(cellText(r[i]).length, 60));
-    return Math.round(Math.min(420, Math.max(72, chars * 7.6 + 24)));
+    return Math.round(Math.min(420, Math.max(72, header, chars * 7.6 + 24)));
   });
 }
 
@@ -51,11 +54,13 @@ export function ResultTable({ columns, rows }: { columns: Column[]; rows: unknow
 
   return (
     <div class="grid-scroll" ref={scroller} onScroll={onScroll} tabIndex={0} aria-label="Query result">
-      <table class="grid" style={{ width: `${totalWidth}px` }} aria-rowcount={rows.length + 1} aria-colcount={columns.length}>
+      <table class="grid" style={{ width: `max(${totalWidth}px, 100%)` }} aria-rowcount={rows.length + 1} aria-colcount={columns.length}>
         <colgroup>
           <col style={{ width: '56px' }} />
+          {/* The last column takes the width the table has over its columns' sum (none of it
+              for the row numbers); the table is never narrower than that sum. */}
           {widths.map((w, i) => (
-            <col key={i} style={{ width: `${w}px` }} />
+            <col key={i} style={i === widths.length - 1 ? undefined : { width: `${w}px` }} />
           ))}
         </colgroup>
         <thead>

@@ -4,7 +4,7 @@
 import { autocompletion, closeCompletion } from '@codemirror/autocomplete';
 import { sql, MySQL, PostgreSQL, SQLite, type SQLNamespace } from '@codemirror/lang-sql';
 import { Compartment, EditorState, Prec } from '@codemirror/state';
-import { EditorView, keymap, placeholder } from '@codemirror/view';
+import { Decoration, EditorView, keymap, MatchDecorator, placeholder, ViewPlugin, type DecorationSet, type ViewUpdate } from '@codemirror/view';
 import { basicSetup } from 'codemirror';
 import { useEffect, useRef } from 'preact/hooks';
 
@@ -20,6 +20,22 @@ export interface EditorHandle {
 
 const DIALECTS = { postgres: PostgreSQL, mysql: MySQL, sqlite: SQLite };
 
+// A curated tool's `:name` placeholders (not a PostgreSQL `::type` cast), marked so the
+// parameters a statement takes stand out from its SQL.
+const paramMarks = new MatchDecorator({ regexp: /(?<![:\w]):[A-Za-z_]\w*(?:\.\w+)?/g, decoration: Decoration.mark({ class: 'cm-param' }) });
+const paramHighlight = ViewPlugin.fromClass(
+  class {
+    decorations: DecorationSet;
+    constructor(view: EditorView) {
+      this.decorations = paramMarks.createDeco(view);
+    }
+    update(u: ViewUpdate) {
+      this.decorations = paramMarks.updateDeco(u, this.decorations);
+    }
+  },
+  { decorations: (v) => v.decorations },
+);
+
 function language(dialect: Dialect, schema: SQLNamespace) {
   return sql({ dialect: DIALECTS[dialect], schema, upperCaseKeywords: true });
 }
@@ -31,6 +47,8 @@ export function SqlEditor(props: {
   schema: SQLNamespace;
   onRun: () => void;
   onChange?: (text: string) => void;
+  /** Mark `:name` placeholders (the tool editor). */
+  params?: boolean;
   handle: { current: EditorHandle | null };
 }) {
   const host = useRef<HTMLDivElement>(null);
@@ -62,6 +80,7 @@ export function SqlEditor(props: {
           lang.current.of(language(props.dialect, props.schema)),
           placeholder('SELECT … (Ctrl+Enter to run)'),
           EditorView.lineWrapping,
+          ...(props.params ? [paramHighlight] : []),
           EditorView.contentAttributes.of({ 'aria-labelledby': props.labelledBy, 'aria-multiline': 'true', role: 'textbox' }),
           EditorView.updateListener.of((u) => {
             if (u.docChanged) onChange.current?.(u.state.doc.toString());

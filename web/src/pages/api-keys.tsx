@@ -36,6 +36,7 @@ export function ApiKeysPage() {
   const [creating, setCreating] = useState(false);
   const [connections, setConnections] = useState<{ id: string; name: string }[]>([]);
   const [maxKeyDays, setMaxKeyDays] = useState<number | null>(null);
+  const [tools, setTools] = useState<{ name: string; connectionId: string; description: string }[]>([]);
   const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<{ apiKey: ApiKey; secret: string } | null>(null);
   const [copied, setCopied] = useState(false);
@@ -58,6 +59,10 @@ export function ApiKeysPage() {
   useEffect(() => {
     if (me) void load();
   }, [me]);
+  // The tools a key may be narrowed to, picked rather than typed.
+  useEffect(() => {
+    if (creating) api.get<{ tools: { name: string; connectionId: string; description: string }[] }>('/tools').then((d) => setTools(d.tools), fail);
+  }, [creating]);
   const create = async (request: KeyRequest) => {
     setBusy(true);
     setError(null);
@@ -145,7 +150,7 @@ export function ApiKeysPage() {
       {scope === 'workspace' && keys !== null && (
         <KeyLifetimeSetting maxKeyDays={maxKeyDays} onSaved={setMaxKeyDays} onError={fail} />
       )}
-      {creating && <NewKeyForm connections={connections} maxKeyDays={maxKeyDays} busy={busy} onSubmit={create} onCancel={() => setCreating(false)} />}
+      {creating && <NewKeyForm connections={connections} tools={tools} maxKeyDays={maxKeyDays} busy={busy} onSubmit={create} onCancel={() => setCreating(false)} />}
       {created && (
         <section class="card new-key" role="status" aria-labelledby="new-key-title">
           <h2 id="new-key-title">API key “{created.apiKey.name}” created</h2>

@@ -3,6 +3,7 @@ import { api, ApiError, handleSignedOut } from '../api.ts';
 import { ConfirmDialog } from '../components/confirm-dialog.tsx';
 import { ConnectionAccess } from '../components/connection-access.tsx';
 import { ErrorBox, Layout } from '../components/layout.tsx';
+import { href } from '../env.ts';
 import { useMe } from '../hooks.ts';
 
 type Engine = 'postgres' | 'mysql' | 'sqlite';
@@ -373,7 +374,14 @@ export function ConnectionsPage() {
           </div>
         </form>
       )}
-      {connections && <ReadAccessWarning connections={connections} workspace={me?.workspace.slug ?? 'default'} isAdmin={isAdmin} />}
+      {/* The reads-login warning and its fix are the admin's to act on; a reader gets what they may do. */}
+      {connections && isAdmin && <ReadAccessWarning connections={connections} workspace={me?.workspace.slug ?? 'default'} isAdmin={isAdmin} />}
+      {connections && me && !isAdmin && connections.length > 0 && (
+        <div class="alert alert-info" role="status" data-testid="reader-can">
+          Your role (read-only) may run read statements on these connections: in the <a href={href('/')}>console</a>, with <a href={href('/tools')}>tools</a>, or
+          with an <a href={href('/settings/api-keys')}>API key</a>. Writes are refused whatever a connection allows.
+        </div>
+      )}
       {connections === null ? (
         <p class="muted">Loading…</p>
       ) : connections.length === 0 ? (
@@ -410,13 +418,19 @@ export function ConnectionsPage() {
                       )}
                     </td>
                     <td>
-                      {c.readOnly ? <span class="badge">read-only</span> : <span class="muted">read/write</span>}
-                      {c.readAccess && c.readAccess.level !== 'read_only' && (
+                      {!isAdmin ? (
+                        <span class="badge">you: read</span>
+                      ) : c.readOnly ? (
+                        <span class="badge">read-only</span>
+                      ) : (
+                        <span class="muted">read/write</span>
+                      )}
+                      {isAdmin && c.readAccess && c.readAccess.level !== 'read_only' && (
                         <span class="badge badge-warn" title={c.readAccess.findings.join('\n')}>
                           reads: {LEVEL_LABEL[c.readAccess.level]}
                         </span>
                       )}
-                      {c.readUser && <div class="muted hint">reads as {c.readUser}</div>}
+                      {isAdmin && c.readUser && <div class="muted hint">reads as {c.readUser}</div>}
                     </td>
                     <td class="test-cell" aria-live="polite">
                       {t === 'running' ? <span class="muted">Testing…</span> : t ? <TestResult outcome={t} /> : null}

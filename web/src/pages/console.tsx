@@ -1,4 +1,5 @@
 import type { SQLNamespace } from '@codemirror/lang-sql';
+import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, handleSignedOut } from '../api.ts';
 import { Chart } from '../components/chart.tsx';
@@ -34,6 +35,8 @@ interface HistoryEntry {
   error: string | null;
   source: string;
   createdAt: string;
+  /** The curated tool a run came from; its SQL alone reads as `… = ?`. */
+  tool?: { name: string; version: number } | null;
 }
 
 interface SchemaTable {
@@ -58,12 +61,14 @@ function completionSchema(tables: SchemaTable[]): SQLNamespace {
 
 /** Tables, columns and types of the connection, from the same introspection as completion,
  * the AI and MCP; a click puts the name into the editor at the cursor. */
-function SchemaBrowser({ tables, onInsert }: { tables: SchemaTable[] | 'failed' | null; onInsert: (name: string) => void }) {
+function SchemaBrowser({ tables, onInsert, noConnections }: { tables: SchemaTable[] | 'failed' | null; onInsert: (name: string) => void; noConnections: ComponentChildren }) {
   const [open, setOpen] = useState<Record<string, boolean>>({});
   return (
     <aside class="schema-browser" aria-labelledby="schema-title">
       <h2 id="schema-title">Schema</h2>
-      {tables === null ? (
+      {noConnections ? (
+        <p class="muted">{noConnections}</p>
+      ) : tables === null ? (
         <p class="muted">Loading…</p>
       ) : tables === 'failed' ? (
         <p class="muted">The schema could not be read.</p>
@@ -124,6 +129,16 @@ export function ConsolePage() {
   const inflight = useRef<AbortController | null>(null);
 
   const connection = connections?.find((c) => c.id === connectionId) ?? null;
+  const noConnections =
+    connections !== null && connections.length === 0 ? (
+      me?.user.role === 'admin' ? (
+        <>
+          No connections yet. <a href={href('/settings/connections')}>Add one</a>
+        </>
+      ) : (
+        `No connections yet, or none shared with you. Ask an admin of workspace ${WORKSPACE} to add one or to give you access.`
+      )
+    ) : null;
 
   const loadHistory = useCallback(() => {
     api.get<{ entries: HistoryEntry[] }>('/history?limit=30').then((d) => setHistory(d.entries), (err) => handleSignedOut(err));
@@ -171,6 +186,8 @@ export function ConsolePage() {
     inflight.current = ctrl;
     setRunning(true);
     setError(null);
+    // A failed Ask belongs to the prompt, not to what runs now; left up it reads as current.
+    setAskMessage((m) => (m?.kind === 'error' ? null : m));
     try {
       const r = await api.post<QueryResult>('/query', { connectionId, sql, maxRows, rowFormat: 'arrays' }, ctrl.signal);
       setResult(r);
@@ -233,9 +250,9 @@ export function ConsolePage() {
     <Layout me={me} wide>
       <div class="console">
         <section class="console-main" aria-label="Query">
-          {connections !== null && connections.length === 0 ? (
+          {noConnections ? (
             <div class="alert alert-info" role="status">
-              No connections yet. {me?.user.role === 'admin' ? <a href={href('/settings/connections')}>Add one</a> : 'Ask an admin to add one.'}
+              {noConnections}
             </div>
           ) : null}
           <form class="ask" onSubmit={ask}>
@@ -328,7 +345,7 @@ export function ConsolePage() {
                     <button type="button" class="btn btn-small" aria-pressed={view === 'table'} onClick={() => setView('table')}>
                       Table
                     </button>
-                    <button type="button" class="btn btn-small" aria-pressed={view === 'chart'} onClick={() => setView('chart')} disabled={result.columns.length === 0}>
+                    <button type="button" class="btn btn-small" aria-pressed={view === 'chart'} onClick={() => setView('chart')} disabled={result.rows.length === 0}>
                       Chart
                     </button>
                   </div>
@@ -338,6 +355,10 @@ export function ConsolePage() {
                 </div>
                 {result.columns.length === 0 ? (
                   <p class="muted">The statement returned no rows.</p>
+                ) : result.rows.length === 0 ? (
+                  <p class="muted empty-result" data-testid="no-rows">
+                    No rows. <span class="no-rows-columns">Columns: {result.columns.map((c) => c.name).join(', ')}</span>
+                  </p>
                 ) : view === 'table' ? (
                   <ResultTable columns={result.columns} rows={result.rows} />
                 ) : (
@@ -349,7 +370,7 @@ export function ConsolePage() {
           </section>
         </section>
         <div class="console-side">
-        <SchemaBrowser tables={tables} onInsert={(name) => editor.current?.insert(name)} />
+        <SchemaBrowser tables={tables} noConnections={noConnections} onInsert={(name) => editor.current?.insert(name)} />
         <aside class="history" aria-labelledby="history-title">
           <div class="history-head">
             <h2 id="history-title">History</h2>
@@ -364,6 +385,11 @@ export function ConsolePage() {
               {history.map((h) => (
                 <li key={h.id}>
                   <button type="button" class="history-item" onClick={() => loadEntry(h)} title="Load into the editor">
+                    {h.tool && (
+                      <span class="history-tool">
+                        Tool <strong>{h.tool.name}</strong> v{h.tool.version}
+                      </span>
+                    )}
                     <code class="history-sql">{h.sql.length > 160 ? `${h.sql.slice(0, 160)}…` : h.sql}</code>
                     <span class="history-meta">
                       <span class={`dot-status status-${h.status}`} aria-hidden="true" />

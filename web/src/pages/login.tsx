@@ -8,6 +8,9 @@ function nextTarget(): string {
   return safeNextTarget(new URLSearchParams(location.search).get('next'), location.origin, BASE);
 }
 
+// Set by GET /setup when the workspace already has users (src/console/routes/pages.ts).
+const oldSetupLink = new URLSearchParams(location.search).get('setup') === 'used';
+
 export function LoginPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -52,6 +55,12 @@ export function LoginPage() {
         {error && (
           <div class="alert alert-error" role="alert">
             {error}
+          </div>
+        )}
+        {oldSetupLink && !setupNeeded && (
+          <div class="alert alert-info" role="status" data-testid="setup-used">
+            That setup link was already used or has expired: workspace <strong>{WORKSPACE}</strong> has its admin. Sign in, or ask an admin for a
+            password link.
           </div>
         )}
         {setupNeeded && (

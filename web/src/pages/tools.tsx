@@ -6,31 +6,11 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, handleSignedOut } from '../api.ts';
 import { ErrorBox, Layout } from '../components/layout.tsx';
 import { ResultTable, type Column } from '../components/result-table.tsx';
+import { ToolEditor, type ToolDefinition, type ToolParam } from '../components/tool-editor.tsx';
 import { useMe } from '../hooks.ts';
 
-interface Param {
-  name: string;
-  type: 'string' | 'integer' | 'number' | 'boolean' | 'date' | 'enum' | 'array';
-  description?: string;
-  required?: boolean;
-  default?: unknown;
-  values?: (string | number)[];
-  items?: { type: string; values?: (string | number)[] };
-  min?: number | string;
-  max?: number | string;
-  maxLength?: number;
-  pattern?: string;
-}
-
-interface Tool {
-  name: string;
-  version: number;
-  description: string;
-  connectionId: string;
-  parameters: Param[];
-  maxRows: number;
-  sql?: string;
-}
+type Param = ToolParam;
+type Tool = ToolDefinition;
 
 interface RunResult {
   columns: Column[];
@@ -170,66 +150,6 @@ function RunForm({ tool }: { tool: Tool }) {
   );
 }
 
-const EXAMPLE = JSON.stringify(
-  {
-    name: 'orders_by_customer',
-    description: 'Orders of one customer, newest first',
-    connectionId: '',
-    sql: 'SELECT id, total FROM orders WHERE customer_id = :customer_id ORDER BY id DESC',
-    parameters: [{ name: 'customer_id', type: 'integer', required: true, min: 1 }],
-    maxRows: 100,
-  },
-  null,
-  2,
-);
-
-/** Admins: the definition as JSON (the body of POST /api/tools, or the fields of PATCH). */
-function Editor({ tool, onSaved, onCancel }: { tool: Tool | null; onSaved: () => void; onCancel: () => void }) {
-  const [text, setText] = useState(() =>
-    tool ? JSON.stringify({ description: tool.description, connectionId: tool.connectionId, sql: tool.sql, parameters: tool.parameters, maxRows: tool.maxRows }, null, 2) : EXAMPLE,
-  );
-  const [error, setError] = useState<string | null>(null);
-  const save = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch (err) {
-      setError(`Not valid JSON: ${(err as Error).message}`);
-      return;
-    }
-    try {
-      if (tool) await api.patch(`/tools/${tool.name}`, body);
-      else await api.post('/tools', body);
-      onSaved();
-    } catch (err) {
-      if (!handleSignedOut(err)) setError(message(err));
-    }
-  };
-  return (
-    <form class="card" onSubmit={save} aria-label={tool ? `Edit ${tool.name}` : 'New tool'}>
-      <h2>{tool ? `Edit ${tool.name} (saves version ${tool.version + 1})` : 'New tool'}</h2>
-      <p class="muted">
-        Placeholders are <code>:name</code>; <code>:caller.email</code>, <code>:caller.userId</code> and <code>:caller.keyId</code> are bound from whoever runs the tool. Types: string, integer, number, boolean, date, enum (values), array (items).
-      </p>
-      <label class="field">
-        <span>Definition (JSON)</span>
-        <textarea class="mono" rows={16} value={text} onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)} spellcheck={false} />
-      </label>
-      <ErrorBox error={error} />
-      <div class="actions">
-        <button type="submit" class="btn btn-primary">
-          Save
-        </button>
-        <button type="button" class="btn" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
-    </form>
-  );
-}
-
 export function ToolsPage() {
   const { me } = useMe();
   const [tools, setTools] = useState<Tool[] | null>(null);
@@ -274,11 +194,13 @@ export function ToolsPage() {
       </div>
       <ErrorBox error={error} />
       {editing !== null && (
-        <Editor
+        <ToolEditor
           tool={editing === 'new' ? null : editing}
           onCancel={() => setEditing(null)}
-          onSaved={() => {
+          onSaved={(name, tryIt) => {
             setEditing(null);
+            // "Save and try it" opens the saved version's run form.
+            if (tryIt) setOpen(name);
             void load();
           }}
         />
