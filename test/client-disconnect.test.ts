@@ -10,6 +10,9 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, MYSQL_URL, PG_URL, workspaceSqliteDir, type Harness } from './support/harness.ts';
+import { backendsRunning } from './support/pg-activity.ts';
+import { cpuTicks } from './support/processes.ts';
+import { until } from './support/wait.ts';
 
 let h: Harness;
 let base: string;
@@ -46,10 +49,7 @@ async function freshSqlite(): Promise<string> {
   return name;
 }
 
-async function pgHas(marker: string): Promise<boolean> {
-  const r = await pgc.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()', [`%${marker}%`]);
-  return r.rows[0].n > 0;
-}
+const pgHas = async (marker: string): Promise<boolean> => (await backendsRunning(marker, pgc)) > 0;
 
 async function mysqlHas(marker: string): Promise<boolean> {
   const [rows] = (await my.query('SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()', [`%${marker}%`])) as any;
@@ -73,14 +73,6 @@ function runnerPids(): Set<number> {
   return pids;
 }
 
-async function until(what: string, check: () => Promise<boolean> | boolean, ms: number): Promise<number> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Date.now() - started;
-}
 
 interface Opened {
   req: http.ClientRequest;
@@ -161,7 +153,8 @@ describe('client disconnect cancels the statement on the database', () => {
       },
       5_000,
     );
-    await new Promise((r) => setTimeout(r, 200));
+    const idle = mine.map(cpuTicks);
+    await until('the runner to run the statement', () => mine.some((p, i) => cpuTicks(p) - idle[i] >= 2), 5_000, 10);
     req.destroy();
     await until('runner killed', () => mine.every((p) => !runnerPids().has(p)), 1_000);
     expect(await historyOf(marker)).toMatchObject({ status: 'canceled' });

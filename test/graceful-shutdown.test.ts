@@ -1,9 +1,10 @@
 // SIGTERM behaviour: stop accepting, let in-flight queries finish within the grace period,
 // cancel the rest on the database, then close pools and the store.
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startServer } from '../src/server/server.ts';
 import { createHarness, PG_URL } from './support/harness.ts';
+import { backendsRunning } from './support/pg-activity.ts';
+import { until } from './support/wait.ts';
 
 async function startWithGrace(graceMs: number) {
   const h = await createHarness({ DBQ_SHUTDOWN_GRACE_MS: String(graceMs) });
@@ -18,19 +19,12 @@ async function startWithGrace(graceMs: number) {
   return { h, server, query };
 }
 
-async function backendsRunning(marker: string): Promise<number> {
-  const c = new pg.Client({ connectionString: PG_URL });
-  await c.connect();
-  const r = await c.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()", [`%${marker}%`]);
-  await c.end();
-  return r.rows[0].n;
-}
 
 describe('graceful shutdown', () => {
   it('lets an in-flight query finish inside the grace period and refuses new connections', async () => {
     const { server, query } = await startWithGrace(10_000);
     const inflight = query("SELECT pg_sleep(0.8), 'grace-ok' AS marker");
-    await new Promise((r) => setTimeout(r, 200));
+    await until('the statement to run', async () => (await backendsRunning('grace-ok')) > 0, 5_000);
     const stopped = server.shutdown();
     const res = await inflight;
     expect(res.status).toBe(200);
@@ -44,7 +38,7 @@ describe('graceful shutdown', () => {
     const marker = `grace_cancel_${Date.now()}`;
     const inflight = query(`SELECT pg_sleep(30), '${marker}'`);
     // The first statement on a connection waits for its catalog (the read allowlist): poll.
-    for (let i = 0; i < 50 && (await backendsRunning(marker)) === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    await until('the statement to run', async () => (await backendsRunning(marker)) > 0, 5_000, 100);
     expect(await backendsRunning(marker)).toBe(1);
     const started = Date.now();
     await server.shutdown();

@@ -1,4 +1,4 @@
-// Issue 24 item 4: a hung Redis (not a dead one) added ~505 ms to every rate-limited request for
+// A hung Redis (not a dead one) used to add ~505 ms to every rate-limited request for
 // as long as it hung — 200 requests took 101 s — and 2 s to every MCP relay look-up: the TCP
 // connection stays open, so each command waited out its timeout before the per-process fallback
 // answered. The breaker (src/limits/redis-breaker.ts) opens at the first failed command; from
@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../support/harness.ts';
 import { privateRedis, type PrivateRedis } from '../support/processes.ts';
+import { until } from '../support/wait.ts';
 import { getWorkspace } from '../../src/workspaces/workspaces.ts';
 
 const prefix = `dbqtest:breaker:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -58,14 +59,7 @@ function summary(ms: number[]): string {
   return `total ${(total / 1000).toFixed(2)} s, first ${ms[0].toFixed(0)} ms, median ${sorted[Math.floor(sorted.length / 2)].toFixed(1)} ms, max ${sorted[sorted.length - 1].toFixed(0)} ms`;
 }
 
-async function eventually(what: string, check: () => Promise<boolean> | boolean, ms: number): Promise<number> {
-  const started = performance.now();
-  while (!(await check())) {
-    if (performance.now() - started > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return performance.now() - started;
-}
+const eventually = (what: string, check: () => Promise<boolean> | boolean, ms: number): Promise<number> => until(what, check, ms, 25);
 
 describe('a hung Redis', () => {
   it('costs one timeout, not one per request; limits and the relay are shared again within ~2 s of it answering', async () => {

@@ -1,9 +1,10 @@
-// Issue 24 item 8: when dbq died (SIGKILL, a crash) while a SQLite runner child was inside a
-// statement, the child finished it, replied on the dead IPC channel and died of the unhandled
+// When dbq died (SIGKILL, a crash) while a SQLite runner child was inside a statement, the
+// child used to finish it, replied on the dead IPC channel and died of the unhandled
 // EPIPE, printing `Error: write EPIPE … at target._send` with a stack on the terminal the two
 // shared. The child now exits quietly: nothing on stdout or stderr, and gone soon after its
 // statement ends (an idle child at once).
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,14 +50,17 @@ async function killParent(mode: 'idle' | 'busy'): Promise<{ output: string; chil
   });
   stdout = '';
   expect(children.length).toBeGreaterThan(0);
+  // The pipes stay open until the last child closes them: once both are closed, whatever the
+  // children wrote is in.
+  const pipesClosed = Promise.all([once(parent.stdout, 'close'), once(parent.stderr, 'close')]);
   const killedAt = Date.now();
   parent.kill('SIGKILL');
   await new Promise((resolve) => parent.once('exit', resolve));
   const childAfterKill = children.map(alive);
   while (children.some(alive) && Date.now() - killedAt < 60_000) await new Promise((r) => setTimeout(r, 50));
   const goneAfterMs = Date.now() - killedAt;
-  // The pipes stay open until the last child closes them: whatever it wrote is in by now.
-  await new Promise((r) => setTimeout(r, 200));
+  // A child still alive (the test then fails) keeps them open: not waited for past a moment.
+  await Promise.race([pipesClosed, new Promise((r) => setTimeout(r, 2_000))]);
   for (const pid of children) if (alive(pid)) process.kill(pid, 'SIGKILL');
   return { output: stdout + stderr, childAfterKill, goneAfterMs };
 }

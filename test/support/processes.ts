@@ -17,6 +17,13 @@ const ENTRY = path.join(ROOT, 'bin/dbq');
 
 export const MACHINE_REDIS_URL = 'redis://127.0.0.1:6379';
 
+/** User and system CPU clock ticks (10 ms each) process `pid` has used so far (Linux): a busy
+ * child is told from an idle one by these growing. */
+export function cpuTicks(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
 /** Environment for processes that share one store: same store URL, same secret key. */
 export function sharedEnv(opts: { storeUrl: string; dataDir: string; redisUrl?: string | null; extra?: Record<string, string> }): Record<string, string> {
   const env: Record<string, string> = {
