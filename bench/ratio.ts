@@ -6,16 +6,19 @@
 // PostgreSQL connection) against the bare proxy running the same statement:
 //   SELECT 1 · 100 rows · 10,000 rows · MCP execute_query SELECT 1 (Streamable HTTP, one
 //   session per client) · SELECT 1 with dbq on a PostgreSQL store.
-// 32 concurrent clients (bench/support/load.ts), `rounds` alternating rounds (bare first, then
-// dbq first, …) of `seconds` each, medians. Beside throughput: each server's event-loop delay
-// p99 under the load (perf_hooks, preloaded by bench/support/loop-probe.mjs, so src/ carries no
-// probe), its CPU per request (/proc), and the 1-minute load average when the round started.
+// 32 concurrent clients (bench/support/load.ts), `rounds` rounds of `seconds` per server, each
+// made of `slices` (5) alternating slices (bare first, then dbq first, …), medians. Beside
+// throughput: each server's event-loop delay p99 under the load (perf_hooks, preloaded by
+// bench/support/loop-probe.mjs, so src/ carries no probe), its CPU per request (/proc), and
+// the 1-minute load average when the round started.
 //
 // Ablation: `--variants "base;no-index:DBQ_HISTORY_SEARCH_INDEX=off;…"` runs SELECT 1 only,
 // against one dbq per variant (each on a copy of the same SQLite store, the environment after
-// the colon added), rotated with the bare proxy round by round; the first variant is the
+// the colon added), rotated with the bare proxy slice by slice; the first variant is the
 // reference the others' savings are counted from. With `--root`, dbq runs from another
 // checkout (a scratch copy carrying experimental switches): src/ here is never patched.
+//
+// Costs: `--costs` measures each lead alone, in this process (bench/support/ratio-costs.ts).
 //
 // Profile: `--profile <dir>` runs dbq under --cpu-prof with the SELECT 1 load for 2 × seconds
 // and prints its top self-time functions over the load window only.
@@ -27,14 +30,17 @@ import { removeDir } from '../test/support/processes.ts';
 import { option } from './support/args.ts';
 import { postJson, runLoad, type LoadResult } from './support/load.ts';
 import { ensureBuilt } from './support/processes.ts';
+import { measureCosts } from './support/ratio-costs.ts';
 import { mcpCaller, provision, startBare, startDbqAt, topSelfTime, type Server } from './support/ratio-rig.ts';
 
 const SECONDS = Number(option('seconds', '5'));
 const ROUNDS = Number(option('rounds', '3'));
+const SLICES = Number(option('slices', '5'));
 const PG = option('pg', 'postgres://postgres@127.0.0.1:5432/test');
 const ROOT = path.resolve(option('root', '.'));
 const VARIANTS = option('variants', '');
 const PROFILE = option('profile', '');
+const COSTS = process.argv.includes('--costs');
 const EXTRA_ENV = parseEnv(option('env', ''));
 const CONCURRENCY = 32;
 const POOL = 10; // dbq's default maxConnections; the bare proxy gets the same pool size
@@ -62,23 +68,55 @@ interface Side {
   once: () => Promise<boolean>;
 }
 
-interface Sample extends LoadResult {
-  cpuUs: number;
+interface Sample {
+  rps: number;
+  requests: number;
+  errors: number;
+  /** Medians over the slices. */
+  p50: number;
   loopP99: number;
+  cpuUs: number;
   load: number;
 }
 
-/** One measured stretch of load on one server: its throughput, CPU per answered request,
- * event-loop p99 over the stretch, and the load average as it began. */
-async function sample(side: Side, warm: boolean): Promise<Sample> {
-  if (warm) await runLoad('warm', CONCURRENCY, 1, side.once);
-  await side.server.loop();
+/** One round: `slices` turns through `sides` (a slice of SECONDS / slices each, the order
+ * rotated by `turn` and then slice by slice), each side's slices added up. Short slices side by
+ * side put both servers under the same machine load: on two cores shared with other work, a
+ * 5 s stretch of one server then a 5 s stretch of the other measured the machine's drift as
+ * much as the servers. Per side: throughput, CPU per answered request, the event loop's p99
+ * (per slice, then the median), and the 1-minute load average as the round began. */
+const warmed = new Set<Server>();
+
+async function round(sides: Side[], slices: number, turn: number, warm: boolean): Promise<Sample[]> {
+  // A server's first load runs longer: dbq's JIT and caches took ~3 s at a load average of 20.
+  if (warm) for (const side of sides) await runLoad('warm', CONCURRENCY, warmed.has(side.server) ? 1 : 3, side.once);
+  for (const side of sides) warmed.add(side.server);
   const load = os.loadavg()[0];
-  const cpu0 = side.server.cpu();
-  const r = await runLoad(side.server.label, CONCURRENCY, SECONDS, side.once);
-  const cpuUs = ((side.server.cpu() - cpu0) * 1e6) / Math.max(1, r.requests - r.errors);
-  const loop = await side.server.loop();
-  return { ...r, cpuUs, loopP99: loop.p99, load };
+  const acc = sides.map(() => ({ requests: 0, errors: 0, seconds: 0, cpu: 0, p50: [] as number[], loop: [] as number[] }));
+  for (let slice = 0; slice < slices; slice++) {
+    for (let k = 0; k < sides.length; k++) {
+      const i = (turn + slice + k) % sides.length;
+      const side = sides[i];
+      await side.server.loop();
+      const cpu0 = side.server.cpu();
+      const r: LoadResult = await runLoad(side.server.label, CONCURRENCY, SECONDS / slices, side.once);
+      acc[i].cpu += side.server.cpu() - cpu0;
+      acc[i].loop.push((await side.server.loop()).p99);
+      acc[i].requests += r.requests;
+      acc[i].errors += r.errors;
+      acc[i].seconds += r.seconds;
+      acc[i].p50.push(r.p50);
+    }
+  }
+  return acc.map((a) => ({
+    rps: a.requests / a.seconds,
+    requests: a.requests,
+    errors: a.errors,
+    p50: median(a.p50),
+    loopP99: median(a.loop),
+    cpuUs: (a.cpu * 1e6) / Math.max(1, a.requests - a.errors),
+    load,
+  }));
 }
 
 function rest(server: Server, key: string | null, body: { sql: string; maxRows: number }): Side {
@@ -97,6 +135,8 @@ interface Case {
   bare: Side;
   dbq: Side;
   target?: number;
+  /** Slices per round (default SLICES); one for statements whose answers take most of a slice. */
+  slices?: number;
 }
 
 const f0 = (n: number) => n.toFixed(0);
@@ -108,7 +148,7 @@ async function ratios(bare: Server, sqliteDbq: Server, pgDbq: Server, key: strin
   const cases: Case[] = [
     { label: 'SELECT 1', bare: rest(bare, null, SELECT_1), dbq: rest(sqliteDbq, key, SELECT_1), target: 0.5 },
     { label: '100 rows', bare: rest(bare, null, ROWS_100), dbq: rest(sqliteDbq, key, ROWS_100), target: 0.7 },
-    { label: '10,000 rows', bare: rest(bare, null, ROWS_10K), dbq: rest(sqliteDbq, key, ROWS_10K) },
+    { label: '10,000 rows', bare: rest(bare, null, ROWS_10K), dbq: rest(sqliteDbq, key, ROWS_10K), slices: 1 },
     { label: 'MCP execute_query SELECT 1', bare: rest(bare, null, SELECT_1), dbq: mcp },
     { label: 'SELECT 1, PostgreSQL store', bare: rest(bare, null, SELECT_1), dbq: rest(pgDbq, pgKey, SELECT_1) },
   ];
@@ -117,20 +157,21 @@ async function ratios(bare: Server, sqliteDbq: Server, pgDbq: Server, key: strin
     await check(c.dbq, c.label);
   }
   const got = cases.map(() => ({ bare: [] as Sample[], dbq: [] as Sample[] }));
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let r = 0; r < ROUNDS; r++) {
     for (const [i, c] of cases.entries()) {
-      // Alternating: who goes first changes every round, so a drift in the machine's load
-      // does not always land on the same side.
-      const order = (round + i) % 2 === 0 ? (['bare', 'dbq'] as const) : (['dbq', 'bare'] as const);
-      for (const side of order) got[i][side].push(await sample(c[side], round === 0));
-      process.stderr.write(`round ${round + 1}/${ROUNDS} ${c.label}: bare ${f0(got[i].bare[round].rps)}, dbq ${f0(got[i].dbq[round].rps)} req/s\n`);
+      // Alternating: who goes first changes every round (and slice), so a drift in the
+      // machine's load does not always land on the same side.
+      const [b, d] = await round([c.bare, c.dbq], c.slices ?? SLICES, r + i, r === 0);
+      got[i].bare.push(b);
+      got[i].dbq.push(d);
+      process.stderr.write(`round ${r + 1}/${ROUNDS} ${c.label}: bare ${f0(b.rps)}, dbq ${f0(d.rps)} req/s; CPU µs/req ${f0(b.cpuUs)} / ${f0(d.cpuUs)}; load ${f2(b.load)}\n`);
     }
   }
   const lines = [
     `ratio: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, ${CONCURRENCY} concurrent clients, ${ROUNDS} alternating rounds of ${SECONDS} s, pool ${POOL}, target ${PG.replace(/\/\/[^@]*@/, '//')}, dbq from ${ROOT}${Object.keys(EXTRA_ENV).length ? ` with ${JSON.stringify(EXTRA_ENV)}` : ''}`,
     '',
-    '| case | bare req/s | dbq req/s | **dbq/bare** | rounds | target | met | loop p99 ms dbq / bare | CPU µs/req dbq / bare | p50 ms dbq / bare | load avg | errors dbq / bare |',
-    '|---|---:|---:|---:|---|---:|---|---|---|---|---|---|',
+    '| case | bare req/s | dbq req/s | **dbq/bare** | rounds | target | met | CPU µs/req dbq / bare | CPU ratio | loop p99 ms dbq / bare | p50 ms dbq / bare | load avg | errors dbq / bare |',
+    '|---|---:|---:|---:|---|---:|---|---|---:|---|---|---|---|',
   ];
   for (const [i, c] of cases.entries()) {
     const { bare: b, dbq: d } = got[i];
@@ -138,14 +179,16 @@ async function ratios(bare: Server, sqliteDbq: Server, pgDbq: Server, key: strin
     const perRound = d.map((s, r) => s.rps / b[r].rps);
     const sum = (xs: Sample[]) => xs.reduce((n, s) => n + s.errors, 0);
     lines.push(
-      `| ${c.label} | ${f0(median(b.map((s) => s.rps)))} | ${f0(median(d.map((s) => s.rps)))} | **${f2(ratio)}x** | ${perRound.map(f2).join(', ')} | ${c.target === undefined ? '' : `≥ ${c.target}x`} | ${c.target === undefined ? '' : ratio >= c.target ? 'met' : 'NOT met'} | ${f2(median(d.map((s) => s.loopP99)))} / ${f2(median(b.map((s) => s.loopP99)))} | ${f0(median(d.map((s) => s.cpuUs)))} / ${f0(median(b.map((s) => s.cpuUs)))} | ${f2(median(d.map((s) => s.p50)))} / ${f2(median(b.map((s) => s.p50)))} | ${range([...b, ...d].map((s) => s.load))} | ${sum(d)} / ${sum(b)} |`,
+      `| ${c.label} | ${f0(median(b.map((s) => s.rps)))} | ${f0(median(d.map((s) => s.rps)))} | **${f2(ratio)}x** | ${perRound.map(f2).join(', ')} | ${c.target === undefined ? '' : `≥ ${c.target}x`} | ${c.target === undefined ? '' : ratio >= c.target ? 'met' : 'NOT met'} | ${f0(median(d.map((s) => s.cpuUs)))} / ${f0(median(b.map((s) => s.cpuUs)))} | ${f2(median(b.map((s) => s.cpuUs)) / median(d.map((s) => s.cpuUs)))}x | ${f2(median(d.map((s) => s.loopP99)))} / ${f2(median(b.map((s) => s.loopP99)))} | ${f2(median(d.map((s) => s.p50)))} / ${f2(median(b.map((s) => s.p50)))} | ${range([...b, ...d].map((s) => s.load))} | ${sum(d)} / ${sum(b)} |`,
     );
   }
   lines.push(
     '',
-    'dbq/bare: median dbq req/s over median bare req/s (rounds: the same per round). loop p99: the event loop\'s delay',
-    'p99 in the server under the load (monitorEventLoopDelay, 1 ms resolution). CPU µs/req: the server process\'s',
-    'user+system time per answered request. load avg: 1-minute load average as each round began (min–max).',
+    `dbq/bare: median dbq req/s over median bare req/s (rounds: the same per round; each round ${SLICES} alternating slices`,
+    'per server). CPU µs/req: the server process\'s user+system time per answered request; CPU ratio: bare\'s over',
+    'dbq\'s, the ratio the servers\' own work would allow on an otherwise idle machine (PostgreSQL and the client',
+    'excluded). loop p99: the event loop\'s delay p99 in the server under the load (monitorEventLoopDelay, 1 ms',
+    'resolution; median of the slices). load avg: 1-minute load average as each round began (min–max).',
     '',
     'Targets: SELECT 1 ≥ 0.5x, 100 rows ≥ 0.7x.',
   );
@@ -156,11 +199,11 @@ async function ablation(bare: Server, variants: Array<{ label: string; server: S
   const sides: Side[] = [rest(bare, null, SELECT_1), ...variants.map((v) => rest(v.server, key, SELECT_1))];
   for (const s of sides) await check(s, 'ablation');
   const got = sides.map(() => [] as Sample[]);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let k = 0; k < sides.length; k++) {
-      const i = (round + k) % sides.length;
-      got[i].push(await sample(sides[i], round === 0));
-      process.stderr.write(`round ${round + 1}/${ROUNDS} ${sides[i].server.label}: ${f0(got[i][round].rps)} req/s, ${f0(got[i][round].cpuUs)} µs CPU/req\n`);
+  for (let r = 0; r < ROUNDS; r++) {
+    const samples = await round(sides, SLICES, r, r === 0);
+    for (const [i, x] of samples.entries()) {
+      got[i].push(x);
+      process.stderr.write(`round ${r + 1}/${ROUNDS} ${sides[i].server.label}: ${f0(x.rps)} req/s, ${f0(x.cpuUs)} µs CPU/req, load ${f2(x.load)}\n`);
     }
   }
   const rps = got.map((xs) => median(xs.map((s) => s.rps)));
@@ -189,7 +232,7 @@ async function ablation(bare: Server, variants: Array<{ label: string; server: S
 async function profile(dir: string, env: Record<string, string>, key: string): Promise<string[]> {
   fs.mkdirSync(dir, { recursive: true });
   const before = new Set(fs.readdirSync(dir));
-  const dbq = await startDbqAt('dbq (profiled)', ROOT, env, `--cpu-prof --cpu-prof-dir=${dir}`);
+  const dbq = await startDbqAt('dbq (profiled)', ROOT, env, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
   let from: number;
   let to: number;
   let r: LoadResult;
@@ -214,6 +257,10 @@ async function profile(dir: string, env: Record<string, string>, key: string): P
     '| self time | function |',
     '|---:|---|',
     ...top.rows.map((row) => `| ${(row.share * 100).toFixed(1)}% | ${row.name.replace(/\|/g, '\\|')} |`),
+    '',
+    '| self time | module |',
+    '|---:|---|',
+    ...top.modules.map((row) => `| ${(row.share * 100).toFixed(1)}% | ${row.name} |`),
   ];
 }
 
@@ -230,6 +277,15 @@ async function main(): Promise<void> {
     let lines: string[];
     if (PROFILE) {
       lines = await profile(path.resolve(PROFILE), env, key);
+    } else if (COSTS) {
+      const costs = await measureCosts(env, key, PG);
+      lines = [
+        `ratio --costs: each lead alone, CPU µs per request, in-process; ${os.cpus().length} cores, load avg ${f2(os.loadavg()[0])}`,
+        '',
+        '| cost | dbq CPU µs/req | PostgreSQL backend CPU µs/req | how |',
+        '|---|---:|---:|---|',
+        ...costs.map((c) => `| ${c.label} | ${c.dbqUs.toFixed(1)} | ${c.pgUs === undefined ? '' : c.pgUs.toFixed(1)} | ${c.note} |`),
+      ];
     } else {
       const bare = await startBare(PG, POOL);
       servers.push(bare);

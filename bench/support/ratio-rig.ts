@@ -94,14 +94,14 @@ function stopChild(child: ChildProcess): Promise<void> {
 }
 
 /** `dbq serve` of the checkout at `root` (its bin/dbq, so its compiled build when current),
- * with the probe preloaded and `nodeOptions` added (e.g. --cpu-prof). None of this process's
- * DBQ_* settings leak in. */
-export async function startDbqAt(label: string, root: string, env: Record<string, string>, nodeOptions = ''): Promise<Server> {
+ * with the probe preloaded and `execArgv` given to node (e.g. --cpu-prof, which NODE_OPTIONS
+ * refuses). None of this process's DBQ_* settings leak in. */
+export async function startDbqAt(label: string, root: string, env: Record<string, string>, execArgv: string[] = []): Promise<Server> {
   const file = probeFile();
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('DBQ_') && k !== 'NODE_OPTIONS'));
-  const child = spawn(process.execPath, [path.join(root, 'bin/dbq'), 'serve', '--port', '0', '--host', '127.0.0.1'], {
+  const child = spawn(process.execPath, [...execArgv, path.join(root, 'bin/dbq'), 'serve', '--port', '0', '--host', '127.0.0.1'], {
     cwd: root,
-    env: { ...base, ...env, BENCH_LOOP_PROBE_FILE: file, NODE_OPTIONS: `--import ${PROBE} ${nodeOptions}`.trim() },
+    env: { ...base, ...env, BENCH_LOOP_PROBE_FILE: file, NODE_OPTIONS: `--import ${PROBE}` },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -210,10 +210,16 @@ interface ProfileNode {
 /** Self time per function of a V8 .cpuprofile, counting only samples taken between `from` and
  * `to` (µs on the monotonic clock, which V8's profile timestamps and process.hrtime share), so
  * start-up and shutdown stay out. Shares are of the samples in the window, idle included. */
-export function topSelfTime(file: string, from: number, to: number, top: number): { rows: Array<{ name: string; share: number }>; samples: number; idle: number } {
+export function topSelfTime(
+  file: string,
+  from: number,
+  to: number,
+  top: number,
+): { rows: Array<{ name: string; share: number }>; modules: Array<{ name: string; share: number }>; samples: number; idle: number } {
   const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number };
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const counts = new Map<string, number>();
+  const perModule = new Map<string, number>();
   let t = profile.startTime;
   let total = 0;
   let idle = 0;
@@ -226,12 +232,26 @@ export function topSelfTime(file: string, from: number, to: number, top: number)
     const where = frame.url ? ` ${shortUrl(frame.url)}:${frame.lineNumber + 1}` : '';
     const name = `${frame.functionName || '(anonymous)'}${where}`;
     counts.set(name, (counts.get(name) ?? 0) + 1);
+    const module = frame.url ? moduleOf(frame.url) : frame.functionName.startsWith('(') ? frame.functionName : '(native)';
+    perModule.set(module, (perModule.get(module) ?? 0) + 1);
   }
-  const rows = [...counts.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, top)
-    .map(([name, n]) => ({ name, share: n / Math.max(1, total) }));
-  return { rows, samples: total, idle };
+  const ranked = (m: Map<string, number>) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, n]) => ({ name, share: n / Math.max(1, total) }));
+  return { rows: ranked(counts), modules: ranked(perModule), samples: total, idle };
+}
+
+/** A package (node_modules/<name>), dbq's own file, or node's internals as one. */
+function moduleOf(url: string): string {
+  const short = shortUrl(url);
+  if (url.startsWith('node:')) return 'node: internals';
+  if (url.includes('node_modules/')) {
+    const parts = short.split('/');
+    return `node_modules/${parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]}`;
+  }
+  return short;
 }
 
 function shortUrl(url: string): string {
