@@ -29,19 +29,19 @@
 // again (src/limits/redis-breaker.ts): look-ups, registrations and relayed messages then skip it
 // at once instead of each waiting out the 2 s command timeout.
 //
-// Redis settings, names and messages: relay-protocol.ts; one relayed message as its caller
-// waits for it: relay-call.ts; the delivery into the owner's session: relay-owner-side.ts.
+// Redis settings, names and messages: relay-protocol.ts; the two connections, their breaker and
+// sealing: relay-link.ts; one relayed message as its caller waits for it: relay-call.ts; the
+// delivery into the owner's session: relay-owner-side.ts.
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { SecretBox } from '../secrets/secret-box.ts';
 import { InternalError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
-import { RedisBreaker } from '../limits/redis-breaker.ts';
 import { RelayCall, RelayTimeout } from './relay-call.ts';
+import { RelayLink } from './relay-link.ts';
 import { RelayOwnerSide } from './relay-owner-side.ts';
-import { COMMAND_TIMEOUT_MS, FORWARDED_HEADERS, procChannel, redisClient, REPLAY_WINDOW_MS, replyChannel, sessionKey, type Binding, type Head, type RelayedRequest, type ToCaller, type ToOwner } from './relay-protocol.ts';
+import { FORWARDED_HEADERS, procChannel, REPLAY_WINDOW_MS, replyChannel, sessionKey, type Binding, type Head, type RelayedRequest, type ToCaller, type ToOwner } from './relay-protocol.ts';
 import { sessionLogTag, sessionNotFound, type McpSession, type McpSessions, type RemoteSession } from './sessions.ts';
 
 export interface RelayOptions {
@@ -59,14 +59,10 @@ export interface RelayOptions {
 }
 
 const RELAY_DEFAULTS = { bindingTtlMs: 60_000, probeMs: 2_000 };
-/** Bound on the first connection to Redis (later, commands fail fast while it is down). */
-const FIRST_CONNECT_WAIT_MS = 2_000;
 
 export class McpRelay {
   readonly processId = randomUUID();
-  private readonly cmd: Redis;
-  private readonly sub: Redis;
-  private readonly breaker: RedisBreaker;
+  private readonly link: RelayLink;
   private readonly opts: Required<RelayOptions>;
   private readonly log: Logger;
   /** Sessions of this process: id → sealed binding, rewritten by the refresher. */
@@ -77,59 +73,34 @@ export class McpRelay {
   private readonly owner: RelayOwnerSide;
   /** Request ids served recently (replay guard) → when they were sent. */
   private readonly seen = new Map<string, number>();
-  private readonly writes = new Set<Promise<unknown>>();
   private refresher: NodeJS.Timeout | null = null;
   private prober: NodeJS.Timeout | null = null;
-  private subscribed = false;
-  private firstConnect: Promise<void> | null = null;
-  private degraded = false;
   private closed = false;
   private started = false;
-  private warnedSeal = false;
 
   constructor(opts: RelayOptions) {
     this.opts = { ...RELAY_DEFAULTS, ...opts };
     this.log = opts.logger.child({ component: 'mcp-relay' });
     this.owner = new RelayOwnerSide(opts.sessions, (m, message) => this.answer(m, message));
-    this.cmd = redisClient(opts.redisUrl);
-    this.sub = redisClient(opts.redisUrl);
-    this.breaker = new RedisBreaker({
-      probe: () => this.cmd.ping(),
-      slowMs: 0.8 * COMMAND_TIMEOUT_MS,
-      onOpen: (reason) => this.degrade(reason),
-      onClose: () => this.recover(),
+    this.link = new RelayLink({
+      redisUrl: opts.redisUrl,
+      secretBox: opts.secretBox,
+      log: this.log,
+      channels: [procChannel(opts.keyPrefix, this.processId), replyChannel(opts.keyPrefix, this.processId)],
+      onMessage: (channel, raw) => this.receive(channel, raw),
+      // Answers published while this process was not subscribed are lost: fail what waits.
+      onSubscriberClosed: () => {
+        for (const call of this.calls.values()) call.lost();
+      },
+      onRecovered: () => this.refresh(),
     });
-    this.cmd.on('error', (err: Error) => this.degrade(err.message));
-    this.sub.on('error', (err: Error) => this.degrade(err.message));
-    this.cmd.on('ready', () => {
-      this.breaker.probeSoon();
-      this.recover();
-    });
-    this.sub.on('ready', () => {
-      // ioredis subscribes again by itself after a reconnect; only the first time is ours.
-      if (!this.subscribed) {
-        this.sub.subscribe(procChannel(this.opts.keyPrefix, this.processId), replyChannel(this.opts.keyPrefix, this.processId)).then(
-          () => {
-            this.subscribed = true;
-            this.recover();
-          },
-          (err: Error) => this.degrade(err.message),
-        );
-      }
-    });
-    // Answers published while this process was not subscribed are lost: fail what waits.
-    this.sub.on('close', () => {
-      for (const call of this.calls.values()) call.lost();
-    });
-    this.sub.on('message', (channel: string, raw: string) => this.receive(channel, raw));
   }
 
   /** Connects in the background; `dbq serve` calls it at start so the first session is quick. */
   start(): void {
     if (this.started || this.closed) return;
     this.started = true;
-    this.cmd.connect().catch(() => {});
-    this.sub.connect().catch(() => {});
+    this.link.connect();
     const every = Math.max(1000, Math.floor(this.opts.bindingTtlMs / 3));
     this.refresher = setInterval(() => this.refresh(), every);
     this.refresher.unref();
@@ -147,10 +118,10 @@ export class McpRelay {
       keyHash: session.keyHash,
       secret: session.secret,
     };
-    const sealed = this.opts.secretBox.seal(JSON.stringify(binding), key);
+    const sealed = this.link.seal(binding, key);
     this.bindings.set(session.id, sealed);
     if (!(await this.live())) return;
-    await this.track(this.cmd.set(key, sealed, 'PX', this.opts.bindingTtlMs));
+    await this.link.track(this.link.cmd.set(key, sealed, 'PX', this.opts.bindingTtlMs));
   }
 
   /** Forgets a session of this process (idempotent). */
@@ -159,7 +130,7 @@ export class McpRelay {
     for (const giveUp of this.owner.waiting.get(id) ?? []) giveUp();
     this.owner.waiting.delete(id);
     if (!this.bindings.delete(id)) return;
-    if (this.cmd.status === 'ready') void this.track(this.cmd.del(sessionKey(this.opts.keyPrefix, id)));
+    if (this.link.ready) void this.link.track(this.link.cmd.del(sessionKey(this.opts.keyPrefix, id)));
   }
 
   /** The binding of a session another process holds, or null (unknown, expired, ours, or
@@ -169,12 +140,12 @@ export class McpRelay {
     const key = sessionKey(this.opts.keyPrefix, id);
     let sealed: string | null;
     try {
-      sealed = await this.breaker.watch(this.cmd.get(key));
+      sealed = await this.link.breaker.watch(this.link.cmd.get(key));
     } catch {
       return null;
     }
     if (!sealed) return null;
-    const binding = this.open<Binding>(sealed, key);
+    const binding = this.link.open<Binding>(sealed, key);
     if (!binding || binding.owner === this.processId) return null;
     return {
       id,
@@ -189,7 +160,7 @@ export class McpRelay {
 
   /** The session's own key stopped authenticating: its owner closes it. */
   closeRemote(session: RemoteSession): void {
-    void this.publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'close', sessionId: session.id, keyHash: session.keyHash, from: this.processId, at: Date.now() }).catch(() => 0);
+    void this.link.publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'close', sessionId: session.id, keyHash: session.keyHash, from: this.processId, at: Date.now() }).catch(() => 0);
   }
 
   /**
@@ -210,8 +181,8 @@ export class McpRelay {
     let head: Head;
     try {
       // Found a moment ago, but Redis stopped answering since: as if the owner were gone.
-      if (this.breaker.open) throw sessionNotFound();
-      const receivers = await this.publish(procChannel(this.opts.keyPrefix, session.owner), {
+      if (this.link.breaker.open) throw sessionNotFound();
+      const receivers = await this.link.publish(procChannel(this.opts.keyPrefix, session.owner), {
         t: 'req',
         id,
         from: this.processId,
@@ -227,14 +198,14 @@ export class McpRelay {
       if (receivers === 0) {
         // Nobody listens on the owner's channel: it exited (or lost Redis). Its bindings would
         // linger until their TTL; drop this one now. A live owner rewrites it on its next refresh.
-        if (this.cmd.status === 'ready') void this.track(this.cmd.del(sessionKey(this.opts.keyPrefix, session.id)));
+        if (this.link.ready) void this.link.track(this.link.cmd.del(sessionKey(this.opts.keyPrefix, session.id)));
         throw sessionNotFound();
       }
       head = await call.head;
     } catch (err) {
       this.calls.delete(id);
       if (err instanceof RelayTimeout) {
-        void this.publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'abort', id, from: this.processId, at: Date.now() }).catch(() => 0);
+        void this.link.publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'abort', id, from: this.processId, at: Date.now() }).catch(() => 0);
         request.log.error({ mcpSession: sessionLogTag(session.id), owner: session.owner, timeoutMs: this.opts.timeoutMs }, 'mcp relay: the owning process did not answer in time');
         throw new InternalError(err);
       }
@@ -256,7 +227,7 @@ export class McpRelay {
     res.on('close', () => {
       this.calls.delete(id);
       // The client left before the owner finished (a GET stream it closed): release the owner's side.
-      if (!call.ended) void this.publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'abort', id, from: this.processId, at: Date.now() }).catch(() => 0);
+      if (!call.ended) void this.link.publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'abort', id, from: this.processId, at: Date.now() }).catch(() => 0);
     });
     call.attach(res);
   }
@@ -270,33 +241,27 @@ export class McpRelay {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.breaker.stop();
+    this.link.stop();
     if (this.refresher) clearInterval(this.refresher);
     if (this.prober) clearInterval(this.prober);
     for (const call of this.calls.values()) call.lost();
     for (const cancel of this.owner.serving.values()) cancel();
     const keys = [...this.bindings.keys()].map((id) => sessionKey(this.opts.keyPrefix, id));
     this.bindings.clear();
-    if (keys.length > 0 && this.cmd.status === 'ready') void this.track(this.cmd.del(...keys));
-    await Promise.allSettled([...this.writes]);
-    for (const client of [this.cmd, this.sub]) {
-      client.removeAllListeners('error');
-      client.on('error', () => {});
-      if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
-      else client.disconnect();
-    }
+    if (keys.length > 0 && this.link.ready) void this.link.track(this.link.cmd.del(...keys));
+    await this.link.close();
   }
 
   // --- the owner's side -------------------------------------------------------------------
 
   private receive(channel: string, raw: string): void {
     if (channel === replyChannel(this.opts.keyPrefix, this.processId)) {
-      const m = this.open<ToCaller>(raw, channel);
+      const m = this.link.open<ToCaller>(raw, channel);
       if (m) this.calls.get(m.id)?.receive(m);
       return;
     }
     if (channel !== procChannel(this.opts.keyPrefix, this.processId)) return;
-    const m = this.open<ToOwner>(raw, channel);
+    const m = this.link.open<ToOwner>(raw, channel);
     if (!m || Math.abs(Date.now() - m.at) > REPLAY_WINDOW_MS) return;
     if (m.t === 'req') {
       if (this.seen.has(m.id)) return;
@@ -314,58 +279,15 @@ export class McpRelay {
   }
 
   private answer(m: RelayedRequest, message: ToCaller): Promise<number> {
-    return this.publish(replyChannel(this.opts.keyPrefix, m.from), message);
+    return this.link.publish(replyChannel(this.opts.keyPrefix, m.from), message);
   }
 
-  // --- plumbing ---------------------------------------------------------------------------
+  // --- bindings and owners ---------------------------------------------------------------
 
-  private async publish(channel: string, message: ToOwner | ToCaller): Promise<number> {
-    return this.breaker.watch(this.cmd.publish(channel, this.opts.secretBox.seal(JSON.stringify(message), channel)));
-  }
-
-  private open<T>(sealed: string, boundTo: string): T | null {
-    try {
-      return JSON.parse(this.opts.secretBox.open(sealed, boundTo)) as T;
-    } catch {
-      if (!this.warnedSeal) {
-        this.warnedSeal = true;
-        this.log.warn('mcp relay: a session binding or message in Redis could not be opened; do all processes share DBQ_SECRET_KEY?');
-      }
-      return null;
-    }
-  }
-
-  /** Whether both connections are up and subscribed. Only the first uses wait (once, bounded)
-   * for the connection being made; afterwards an outage answers at once. */
+  /** Whether Redis can be used now; the first call connects (RelayLink.live). */
   private async live(): Promise<boolean> {
     this.start();
-    if (this.breaker.open) return false;
-    const ok = () => this.cmd.status === 'ready' && this.sub.status === 'ready' && this.subscribed;
-    if (!ok() && !this.closed) {
-      this.firstConnect ??= (async () => {
-        const deadline = Date.now() + FIRST_CONNECT_WAIT_MS;
-        // Stops early when the attempt already failed (refused, unknown host).
-        while (!ok() && !this.degraded && Date.now() < deadline && !this.closed) await new Promise((r) => setTimeout(r, 20));
-      })();
-      await this.firstConnect;
-    }
-    return ok();
-  }
-
-  private track<T>(p: Promise<T>): Promise<T | undefined> {
-    const tracked = this.breaker.watch(p).then(
-      (v) => {
-        this.recover();
-        return v;
-      },
-      (err: Error) => {
-        this.degrade(err.message);
-        return undefined;
-      },
-    );
-    this.writes.add(tracked);
-    void tracked.finally(() => this.writes.delete(tracked));
-    return tracked;
+    return this.link.live();
   }
 
   /** Rewrites every binding of this process (TTL refresh; also restores them after Redis lost
@@ -375,10 +297,10 @@ export class McpRelay {
     for (const [id, at] of this.seen) if (now - at > 2 * REPLAY_WINDOW_MS) this.seen.delete(id);
     // A hung Redis would only queue the rewrites; the probe that closes the breaker recovers,
     // and recovering rewrites them all.
-    if (this.bindings.size === 0 || this.cmd.status !== 'ready' || this.breaker.open) return;
-    const pipeline = this.cmd.pipeline();
+    if (this.bindings.size === 0 || !this.link.ready || this.link.breaker.open) return;
+    const pipeline = this.link.cmd.pipeline();
     for (const [id, sealed] of this.bindings) pipeline.set(sessionKey(this.opts.keyPrefix, id), sealed, 'PX', this.opts.bindingTtlMs);
-    void this.track(pipeline.exec());
+    void this.link.track(pipeline.exec());
   }
 
   /** While relayed messages wait, checks every probeMs that their owners still listen, so a
@@ -391,9 +313,9 @@ export class McpRelay {
         this.prober = null;
         return;
       }
-      if (this.breaker.open) return;
+      if (this.link.breaker.open) return;
       const owners = [...new Set([...this.calls.values()].map((c) => c.owner))];
-      this.cmd.pubsub('NUMSUB', ...owners.map((o) => procChannel(this.opts.keyPrefix, o))).then(
+      this.link.cmd.pubsub('NUMSUB', ...owners.map((o) => procChannel(this.opts.keyPrefix, o))).then(
         (counts) => {
           const list = counts as Array<string | number>;
           owners.forEach((owner, i) => {
@@ -405,18 +327,5 @@ export class McpRelay {
       );
     }, this.opts.probeMs);
     this.prober.unref();
-  }
-
-  private degrade(reason: string): void {
-    if (this.degraded || this.closed) return;
-    this.degraded = true;
-    this.log.warn({ reason }, 'Redis unreachable: MCP sessions are served only by the process that opened them until it is back');
-  }
-
-  private recover(): void {
-    if (!this.degraded || this.breaker.open || this.cmd.status !== 'ready' || this.sub.status !== 'ready') return;
-    this.degraded = false;
-    this.log.info('Redis reachable again: MCP messages are relayed between processes');
-    this.refresh();
   }
 }
