@@ -1,7 +1,7 @@
 // The breaker alone (src/limits/redis-breaker.ts), with a probe function standing in for PING:
 // only a slow failure opens it, one probe runs at a time, and only an answered probe closes it.
 // test/faults/redis-hung-breaker.test.ts proves it on a real SIGSTOPped redis-server.
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RedisBreaker } from '../src/limits/redis-breaker.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -20,6 +20,15 @@ function breakerWith(probe: () => Promise<unknown>) {
 }
 
 describe('RedisBreaker', () => {
+  // Its probe schedule and its measure of a slow failure are timers and performance.now():
+  // fake ones run them without the test waiting.
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('stays closed on a quick failure, opens once on a slow one', () => {
     const { breaker, events } = breakerWith(() => new Promise(() => {}));
     breaker.failed(3, 'WRONGTYPE');
@@ -48,11 +57,11 @@ describe('RedisBreaker', () => {
       }
     });
     breaker.failed(200, 'Command timed out');
-    await sleep(200);
+    await vi.advanceTimersByTimeAsync(200);
     expect(breaker.open).toBe(true);
     expect(probes).toBeGreaterThanOrEqual(2);
     answering = true;
-    await sleep(100);
+    await vi.advanceTimersByTimeAsync(100);
     expect(breaker.open).toBe(false);
     expect(events).toEqual(['open: Command timed out', 'close']);
     expect(most).toBe(1);
@@ -64,7 +73,9 @@ describe('RedisBreaker', () => {
     await expect(breaker.watch(Promise.resolve(7))).resolves.toBe(7);
     await expect(breaker.watch(Promise.reject(new Error('fast')))).rejects.toThrow('fast');
     expect(breaker.open).toBe(false);
-    await expect(breaker.watch(sleep(110).then(() => Promise.reject(new Error('Command timed out'))))).rejects.toThrow('Command timed out');
+    const slow = expect(breaker.watch(sleep(110).then(() => Promise.reject(new Error('Command timed out'))))).rejects.toThrow('Command timed out');
+    await vi.advanceTimersByTimeAsync(110);
+    await slow;
     expect(breaker.open).toBe(true);
     breaker.stop();
   });
@@ -73,7 +84,7 @@ describe('RedisBreaker', () => {
     const { breaker } = breakerWith(async () => 'PONG');
     breaker.failed(200, 'Command timed out');
     breaker.probeSoon();
-    await sleep(5);
+    await vi.advanceTimersByTimeAsync(5);
     expect(breaker.open).toBe(false);
     breaker.stop();
   });
