@@ -51,6 +51,14 @@ export class NotFoundError extends DbqError {
   }
 }
 
+/** An MCP request whose Accept lacks what the Streamable HTTP transport answers with. The
+ * transport requires the header; the refusal is the envelope every other HTTP error is. */
+export class NotAcceptableError extends DbqError {
+  constructor(message = 'Not acceptable', details?: Details) {
+    super('not_acceptable', 406, message, details);
+  }
+}
+
 /** A known path asked with a method it does not answer; the response's `Allow` lists those it does. */
 export class MethodNotAllowedError extends DbqError {
   constructor(details?: Details) {
@@ -264,6 +272,7 @@ export const ERROR_CLASSES = [
   InsufficientPermissionsError,
   NotFoundError,
   MethodNotAllowedError,
+  NotAcceptableError,
   WorkspaceNotFoundError,
   ConnectionNotFoundError,
   ToolNotFoundError,

@@ -72,6 +72,7 @@ export const SQLITE_TESTS: readonly string[] = [
   'test/key-scope-unknown-tool.test.ts',
   'test/lookup-cache.test.ts',
   'test/mcp-session-id-secrecy.test.ts',
+  'test/newcomer-answers.test.ts',
   // A PostgreSQL connection to the closed port 5999: the decision fails before any server.
   'test/regressions/13-history-when-decision-fails.test.ts',
   'test/regressions/23-regex-linear-time.test.ts',

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidRequestError } from '../errors.ts';
+import { InvalidRequestError, NotAcceptableError } from '../errors.ts';
 import { authenticateRequest, bearerToken } from '../http-kit/auth.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
@@ -50,6 +50,7 @@ export async function handle(svc: Services, opts: StreamableRouteOptions, reques
     if (isRemote(session)) remote = session;
     else transport = session.transport as StreamableHTTPServerTransport;
   }
+  assertAccepts(request);
   if (request.method === 'POST') await countMessages(svc, request, reply, principal, request.body);
   if (remote) {
     // The session lives in another process: it answers, this one passes the answer on.
@@ -71,6 +72,21 @@ export async function handle(svc: Services, opts: StreamableRouteOptions, reques
     // An initialize the SDK refused opened no session: its place is given back.
     ticket?.release();
   }
+}
+
+/** The transport's own Accept rule, answered before it runs: the SDK's refusal is a JSON-RPC
+ * body, which a person with curl reads as a protocol error rather than a missing header. */
+function assertAccepts(request: FastifyRequest): void {
+  if (request.method === 'DELETE') return;
+  const accept = request.headers.accept ?? '';
+  const needs = request.method === 'POST' ? ['application/json', 'text/event-stream'] : ['text/event-stream'];
+  if (needs.every((type) => accept.includes(type))) return;
+  throw new NotAcceptableError(
+    request.method === 'POST'
+      ? 'Not acceptable: an MCP client sends Accept: application/json, text/event-stream'
+      : 'Not acceptable: an MCP client opens its event stream with Accept: text/event-stream',
+    { accept },
+  );
 }
 
 async function openSession(

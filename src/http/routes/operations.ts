@@ -51,7 +51,8 @@ export function operationsRoutes(app: FastifyInstance, svc: Services): void {
     return reply.type(registry.contentType).send(await registry.metrics());
   });
 
-  for (const path of ['/docs', '/w/:workspace/docs']) {
+  // /api/docs as well: people look for the API's docs under the API's own prefix.
+  for (const path of ['/docs', '/w/:workspace/docs', '/api/docs', '/w/:workspace/api/docs']) {
     app.get(path, { schema: { hide: true } }, async (request, reply) => {
       await assertWorkspaceExists(svc, request);
       return reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'self'; script-src 'unsafe-inline' 'self'; style-src 'unsafe-inline'").send(DOCS_HTML);
