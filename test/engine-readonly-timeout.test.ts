@@ -16,10 +16,11 @@ import {
   QueryTimeoutError,
 } from '../src/errors.ts';
 import { ENGINES, closeAllEngines, mysqlConfig, openEngine, postgresConfig, rejectionOf, run, uniqueName, type EngineCase } from './support/engines.ts';
+import { cpuTicks } from './support/processes.ts';
+import { sleep, until } from './support/wait.ts';
 
 afterAll(closeAllEngines);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** sqlite runner processes (children of this test process) working on `file`. */
 function runnerProcesses(file: string): number[] {
@@ -52,6 +53,31 @@ async function stillRunning(engineCase: EngineCase, engine: Engine, marker: stri
     case 'sqlite':
       return runnerProcesses(file).length;
   }
+}
+
+/** Resolves once the statement tagged `marker` runs: in the server's session list, or (sqlite)
+ * once a runner on `file` spends CPU (two clock ticks since it was first seen). */
+async function untilRunning(engineCase: EngineCase, engine: Engine, marker: string, file: string): Promise<void> {
+  if (engineCase.name !== 'sqlite') {
+    await until(`${marker} to run`, async () => (await stillRunning(engineCase, engine, marker, file)) > 0, 5_000);
+    return;
+  }
+  const seen = new Map<number, number>();
+  await until(
+    `a runner on ${file} to run ${marker}`,
+    () =>
+      runnerProcesses(file).some((pid) => {
+        try {
+          const ticks = cpuTicks(pid);
+          if (!seen.has(pid)) seen.set(pid, ticks);
+          return ticks - seen.get(pid)! >= 2;
+        } catch {
+          return false; // the process ended while we looked
+        }
+      }),
+    5_000,
+    10,
+  );
 }
 
 /** stillRunning, allowing the server (or the kernel, for a killed runner) a moment to finish
@@ -138,9 +164,11 @@ for (const engineCase of ENGINES) {
     it('cancels on AbortSignal with QueryCanceledError, on the server', async () => {
       const marker = uniqueName('cancel');
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 300);
       const started = Date.now();
-      const err = await rejectionOf(run(engine, engineCase.endless(marker), { signal: controller.signal }));
+      const running = run(engine, engineCase.endless(marker), { signal: controller.signal });
+      await untilRunning(engineCase, observer, marker, config.database);
+      controller.abort();
+      const err = await rejectionOf(running);
       expect(err).toBeInstanceOf(QueryCanceledError);
       expect(Date.now() - started).toBeLessThan(2_000);
       expect(await settledRunning(engineCase, observer, marker, config.database)).toBe(0);
@@ -164,9 +192,10 @@ for (const engineCase of ENGINES) {
     it('answers DatabaseBusyError when every pooled connection stays busy past acquireTimeoutMs', async () => {
       const single = openEngine(engineCase.config({ database: config.database, maxConnections: 1, acquireTimeoutMs: 200 }));
       const controller = new AbortController();
-      const holder = run(single, engineCase.endless(uniqueName('busy')), { signal: controller.signal });
+      const busy = uniqueName('busy');
+      const holder = run(single, engineCase.endless(busy), { signal: controller.signal });
       holder.catch(() => {});
-      await sleep(50);
+      await untilRunning(engineCase, observer, busy, config.database);
       const started = Date.now();
       const err = await rejectionOf(run(single, 'SELECT 1'));
       const waited = Date.now() - started;
@@ -186,7 +215,7 @@ for (const engineCase of ENGINES) {
       const marker = uniqueName('close');
       const inflight = run(closing, engineCase.endless(marker));
       inflight.catch(() => {});
-      await sleep(300);
+      await untilRunning(engineCase, observer, marker, own.database);
       await closing.close();
       expect(await rejectionOf(inflight)).toBeInstanceOf(QueryCanceledError);
       expect(await settledRunning(engineCase, observer, marker, own.database)).toBe(0);
@@ -199,7 +228,8 @@ for (const engineCase of ENGINES) {
       const stream = await single.stream!({ sql, params: [], readOnly: true, timeoutMs: 300, maxRows: 10 });
       const iterator = stream.rows[Symbol.asyncIterator]();
       expect((await iterator.next()).done).toBe(false);
-      // Past timeout + backstop + the watch's grace: the connection has been abandoned.
+      // Past timeout + backstop + the watch's grace: the connection has been abandoned. The stall
+      // is the behaviour under test, so real time passes.
       await sleep(2_800);
       expect(await rejectionOf(iterator.next())).toBeInstanceOf(QueryTimeoutError);
       expect(Number((await run(single, 'SELECT 1')).rows[0][0])).toBe(1);
@@ -228,7 +258,8 @@ describe('postgres: pool and connection failures', () => {
     const admin = openEngine(postgresConfig({ maxConnections: 1 }));
     const pid = (await run(engine, 'SELECT pg_backend_pid()')).rows[0][0];
     expect((await run(admin, `SELECT pg_terminate_backend(${Number(pid)})`)).rows[0][0]).toBe(true);
-    // Give the idle client time to receive the FATAL and the socket close.
+    // Give the idle client time to receive the FATAL and the socket close: nothing outside the
+    // pool says when it has dropped the client.
     await sleep(200);
     const next = await run(engine, 'SELECT pg_backend_pid()');
     expect(next.rows[0][0]).not.toBe(pid);
@@ -250,6 +281,7 @@ describe('mysql: pool, backstop and connection failures', () => {
     const admin = openEngine(mysqlConfig({ maxConnections: 1 }));
     const id = (await run(engine, 'SELECT CONNECTION_ID()')).rows[0][0];
     await run(admin, `KILL ${Number(id)}`);
+    // As above: the pool drops the killed connection when its socket closes.
     await sleep(200);
     const next = await run(engine, 'SELECT CONNECTION_ID()');
     expect(next.rows[0][0]).not.toBe(id);
