@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectionFailedError } from '../src/errors.ts';
 import { createHarness, PG_URL, type Harness } from './support/harness.ts';
 import { closeAllEngines, openEngine, postgresConfig, rejectionOf, run, uniqueName } from './support/engines.ts';
+import { sleep } from './support/wait.ts';
 
 let h: Harness;
 let observer: pg.Client;
@@ -27,7 +28,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Stops every watch loop, also those of a test that failed before stopping its own. */
 const watchers: (() => void)[] = [];
 
@@ -52,14 +52,14 @@ function watchExecutions(marker: string): { stop(): Promise<Set<number>>; first:
         if (!seen.size) reportFirst(pid);
         seen.add(pid);
       }
-      await sleep(20);
+      await sleep(20); // the watch's period
     }
   })().catch(() => {});
   watchers.push(() => (done = true));
   return {
     first,
     async stop() {
-      // Long enough for a re-sent statement to show up.
+      // An absence has no event to wait for: long enough for a re-sent statement to show up.
       await sleep(700);
       done = true;
       await loop;
@@ -98,7 +98,6 @@ describe('postgres: a read whose connection dies', () => {
     const watch = watchExecutions(marker);
     const pending = rejectionOf(run(engine, `SELECT pg_sleep(5) /* ${marker} */`, { readOnly: true, timeoutMs: 20_000 }));
     const victim = await watch.first;
-    await sleep(200);
     const killed = Date.now();
     await observer.query('SELECT pg_terminate_backend($1)', [victim]);
     const err = await pending;
@@ -115,7 +114,6 @@ describe('postgres: a read whose connection dies', () => {
     const watch = watchExecutions(marker);
     const pending = h.call('POST', '/api/query', h.adminKey, { connectionId: 'pg', sql, timeoutMs: 20_000 });
     const victim = await watch.first;
-    await sleep(200);
     const killed = Date.now();
     await observer.query('SELECT pg_terminate_backend($1)', [victim]);
     const res = await pending;
