@@ -2,6 +2,8 @@
 // expired key's 401 says so, /mcp without Accept is dbq's envelope, /api/docs renders the
 // Markdown of its summaries, /settings/tools finds the Tools page, and the CLI prints links to
 // DBQ_PUBLIC_URL and connection names beside their ids.
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureSample } from '../src/cli/serve.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
@@ -72,5 +74,18 @@ describe('CLI text', () => {
     expect(made.stdout).toMatch(/connections sample \(conn_[0-9a-z]+\)/);
     const listed = await runDbq(h.dataDir, ['key', 'list', '--workspace', 'default']);
     expect(listed.stdout).toMatch(/shop-only.*connections sample \(conn_[0-9a-z]+\)/);
+    // The audit entry of that key's creation names the connection in its changes.
+    const audit = await runDbq(h.dataDir, ['audit', 'list', '--workspace', 'default', '--action', 'key.created', '--limit', '1']);
+    expect(audit.stdout).toMatch(/"sample \(conn_[0-9a-z]+\)"/);
+  });
+
+  it('tool create and tool list name the connection', async () => {
+    const file = path.join(h.dataDir, 'tool.json');
+    fs.writeFileSync(file, JSON.stringify({ name: 'countries', description: 'Customers per country', connectionId: 'sample', sql: 'SELECT country, COUNT(*) AS n FROM customers GROUP BY country' }));
+    const made = await runDbq(h.dataDir, ['tool', 'create', '--workspace', 'default', '--file', file]);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toMatch(/on sample \(conn_[0-9a-z]+\)/);
+    const listed = await runDbq(h.dataDir, ['tool', 'list', '--workspace', 'default']);
+    expect(listed.stdout).toMatch(/countries\tv1\tsample \(conn_[0-9a-z]+\)/);
   });
 });
