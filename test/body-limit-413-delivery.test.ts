@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../src/server/server.ts';
 import { createHarness, type Harness } from './support/harness.ts';
+import { sleep, until as waitUntil } from './support/wait.ts';
 
 let h: Harness;
 let server: Awaited<ReturnType<typeof startServer>>;
@@ -45,13 +46,7 @@ describe('a body over the limit', () => {
   }
 });
 
-async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (check: () => boolean, timeoutMs = 5000) => waitUntil('the answer', check, timeoutMs, 10);
 
 describe('a refused upload still in progress', () => {
   it('is read to its end after the 413, and the connection stays usable', async () => {
@@ -71,8 +66,9 @@ describe('a refused upload still in progress', () => {
     await until(() => received.includes('payload_too_large'));
     expect(received).toMatch(/^HTTP\/1\.1 413 /);
     expect(received.toLowerCase()).not.toContain('connection: close');
-    // The client is slow: the rest follows after the answer, as an upload in flight would.
-    await new Promise((r) => setTimeout(r, 100));
+    // The client is slow: the rest follows after the answer, as an upload in flight would (the
+    // pause is the scenario).
+    await sleep(100);
     for (let sent = chunk.length; sent < total; sent += chunk.length) {
       if (!socket.write(chunk.subarray(0, Math.min(chunk.length, total - sent)))) await once(socket, 'drain');
     }

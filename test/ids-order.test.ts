@@ -1,9 +1,13 @@
 // History keyset paging walks `id` alone, so ids must sort in creation order as strings, also
 // many within one millisecond, and keep the format the cursor decoder accepts.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { newId } from '../src/ids.ts';
 
 describe('newId', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('has the documented shape', () => {
     expect(newId('h')).toMatch(/^h_[0-9a-z]{26}$/);
     expect(newId('q')).toMatch(/^q_[0-9a-z]{26}$/);
@@ -15,18 +19,21 @@ describe('newId', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('starts with the time, so ids of a later millisecond sort after', async () => {
+  // The time in the id is Date.now(): a fake clock moves it on instead of the test waiting.
+  it('starts with the time, so ids of a later millisecond sort after', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
     const before = newId('h');
-    await new Promise((r) => setTimeout(r, 5));
+    vi.setSystemTime(Date.now() + 5);
     const after = newId('h');
     expect(after.slice(2, 12) > before.slice(2, 12)).toBe(true);
   });
 
-  it('draws fresh randomness in each new millisecond', async () => {
+  it('draws fresh randomness in each new millisecond', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
     const tails = new Set<string>();
     for (let i = 0; i < 5; i++) {
       tails.add(newId('h').slice(12));
-      await new Promise((r) => setTimeout(r, 2));
+      vi.setSystemTime(Date.now() + 2);
     }
     expect(tails.size).toBe(5);
   });

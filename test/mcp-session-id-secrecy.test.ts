@@ -8,6 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sessionLogTag } from '../src/mcp/sessions.ts';
 import { createHarness, type Harness } from './support/harness.ts';
+import { until as waitUntil } from './support/wait.ts';
 
 const logs: string[] = [];
 let h: Harness;
@@ -21,13 +22,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const until = async (check: () => boolean, ms = 5000) => {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
+const until = (check: () => boolean, ms = 5000) => waitUntil('the condition', check, ms);
 
 const INIT = {
   jsonrpc: '2.0',

@@ -12,6 +12,7 @@ import { createUser } from '../src/workspaces/users.ts';
 import { createWorkspace } from '../src/workspaces/workspaces.ts';
 import { freshPostgresDatabase, tempDir } from './support/harness.ts';
 import { http, privateRedis, removeDir, sharedEnv, startDbq, type DbqProcess, type PrivateRedis } from './support/processes.ts';
+import { until } from './support/wait.ts';
 
 let store: { url: string; drop(): Promise<void> };
 let redis: PrivateRedis;
@@ -60,13 +61,7 @@ const UNREACHABLE = 'Redis unreachable: rate limits are counted per process';
 const REACHABLE = 'Redis reachable again: rate limits are shared';
 const logged = (logs: DbqProcess['logs'], text: string) => logs.some((l) => typeof l.msg === 'string' && l.msg.includes(text));
 
-async function eventually(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const eventually = (what: string, check: () => boolean, ms = 10_000) => until(what, check, ms, 100);
 
 describe('Redis going away', () => {
   it('keeps serving with per-process limits, warns once, and shares the count again when Redis is back', async () => {

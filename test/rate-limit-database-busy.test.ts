@@ -4,6 +4,8 @@
 // queueing without bound) and recorded in the history as failed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, PG_URL, type Harness } from './support/harness.ts';
+import { backendsRunning } from './support/pg-activity.ts';
+import { until } from './support/wait.ts';
 
 let h: Harness;
 let connectionId: string;
@@ -23,8 +25,8 @@ afterAll(() => h.close());
 describe('maxConnections caps concurrent statements per database', () => {
   it('answers 503 database_busy when the only connection stays taken past the acquire timeout', async () => {
     const slow = h.call('POST', '/api/query', h.adminKey, { connectionId, sql: 'SELECT pg_sleep(2) AS slept' });
-    // Let the slow statement take the pool's one connection first.
-    await new Promise((r) => setTimeout(r, 300));
+    // The slow statement takes the pool's one connection first.
+    await until('the slow statement to run', async () => (await backendsRunning('pg_sleep(2) AS slept')) > 0, 5_000);
     const started = Date.now();
     const busy = await h.call('POST', '/api/query', h.adminKey, { connectionId, sql: 'SELECT 1 AS busy_probe' });
     const waited = Date.now() - started;
