@@ -4,30 +4,30 @@
 import { describe, expect, it } from 'vitest';
 import { parseThrough } from './support/ai-parse.ts';
 
-const price = { k: 'col', c: { table: 'products', column: 'price' } };
+const price = { kind: 'column', column: { table: 'products', column: 'price' } };
 
 describe('aggregates pass', () => {
   it('reads one function and a column', () => {
     const state = parseThrough('What is the average price of products?', 'aggregates');
-    expect(state.selectAggregates).toEqual([{ fn: 'avg', m: price }]);
-    expect(state.intent).toBe('agg');
+    expect(state.selectAggregates).toEqual([{ fn: 'avg', measure: price }]);
+    expect(state.intent).toBe('aggregate');
   });
 
   it('reads several functions over one column', () => {
     expect(parseThrough('Average, minimum and maximum price of products', 'aggregates').selectAggregates).toEqual([
-      { fn: 'avg', m: price }, { fn: 'min', m: price }, { fn: 'max', m: price },
+      { fn: 'avg', measure: price }, { fn: 'min', measure: price }, { fn: 'max', measure: price },
     ]);
   });
 
   it('reads "the number of products" after the subject as a count', () => {
     expect(parseThrough('Categories and the number of products in each category', 'aggregates').selectAggregates).toEqual([
-      { fn: 'count', m: { k: 'rows', table: 'products' } },
+      { fn: 'count', measure: { kind: 'rows', table: 'products' } },
     ]);
   });
 
   it('reads a bare "revenue" as the sum of quantity × price', () => {
     const state = parseThrough('Revenue per category', 'aggregates');
-    expect(state.selectAggregates).toEqual([{ fn: 'sum', m: { k: 'line', table: 'order_items', qty: 'quantity', price: 'unit_price' } }]);
-    expect(state.intent).toBe('agg');
+    expect(state.selectAggregates).toEqual([{ fn: 'sum', measure: { kind: 'line', table: 'order_items', quantity: 'quantity', price: 'unit_price' } }]);
+    expect(state.intent).toBe('aggregate');
   });
 });

@@ -31,6 +31,6 @@ describe('grounds check', () => {
   });
 
   it('lets a grounded question through', () => {
-    expect(planQuestion('Customers from Berlin', shopIndex()).conds).toHaveLength(1);
+    expect(planQuestion('Customers from Berlin', shopIndex()).conditions).toHaveLength(1);
   });
 });

@@ -5,23 +5,23 @@ import { parseThrough } from './support/ai-parse.ts';
 
 describe('equalities pass', () => {
   it('reads "out of stock" as stock = 0', () => {
-    expect(parseThrough('Products that are out of stock', 'equalities').conditions).toEqual([{ k: 'cmp', c: { table: 'products', column: 'stock' }, op: '=', value: 0 }]);
+    expect(parseThrough('Products that are out of stock', 'equalities').conditions).toEqual([{ kind: 'compare', column: { table: 'products', column: 'stock' }, op: '=', value: 0 }]);
   });
 
   it('reads "order 42" as the primary key', () => {
-    expect(parseThrough('Show order 42', 'equalities').conditions).toEqual([{ k: 'cmp', c: { table: 'orders', column: 'id' }, op: '=', value: 42 }]);
+    expect(parseThrough('Show order 42', 'equalities').conditions).toEqual([{ kind: 'compare', column: { table: 'orders', column: 'id' }, op: '=', value: 42 }]);
   });
 
   it('reads "rating 5" and "5 stars" on the rating column', () => {
-    const rating = { k: 'cmp', c: { table: 'reviews', column: 'rating' }, op: '=', value: 5 };
+    const rating = { kind: 'compare', column: { table: 'reviews', column: 'rating' }, op: '=', value: 5 };
     expect(parseThrough('Reviews with rating 5', 'equalities').conditions).toEqual([rating]);
     expect(parseThrough('How many reviews gave 5 stars?', 'equalities').conditions).toEqual([rating]);
   });
 
   it('splits a two-word name over a first/last-name label', () => {
     expect(parseThrough("Customers named 'Anna Schmidt'", 'equalities').conditions).toEqual([
-      { k: 'in', c: { table: 'customers', column: 'first_name' }, values: ['Anna'], negate: false },
-      { k: 'in', c: { table: 'customers', column: 'last_name' }, values: ['Schmidt'], negate: false },
+      { kind: 'in', column: { table: 'customers', column: 'first_name' }, values: ['Anna'], negate: false },
+      { kind: 'in', column: { table: 'customers', column: 'last_name' }, values: ['Schmidt'], negate: false },
     ]);
   });
 });

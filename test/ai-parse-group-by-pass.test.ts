@@ -6,15 +6,15 @@ import { parseThrough } from './support/ai-parse.ts';
 
 describe('group-by pass', () => {
   it('reads "per customer" as the customers label', () => {
-    expect(parseThrough('Number of orders per customer', 'group-by').groupCandidates).toEqual([{ item: { k: 'label', table: 'customers' }, pos: 3, viaBy: false }]);
+    expect(parseThrough('Number of orders per customer', 'group-by').groupCandidates).toEqual([{ item: { kind: 'label', table: 'customers' }, pos: 3, viaBy: false }]);
   });
 
   it('reads "by city" as a column, said with "by"', () => {
-    expect(parseThrough('Customers by city', 'group-by').groupCandidates).toEqual([{ item: { k: 'col', c: { table: 'customers', column: 'city' } }, pos: 1, viaBy: true }]);
+    expect(parseThrough('Customers by city', 'group-by').groupCandidates).toEqual([{ item: { kind: 'column', column: { table: 'customers', column: 'city' } }, pos: 1, viaBy: true }]);
   });
 
   it('reads "by month" and "monthly" as a month bucket of the measured date column', () => {
-    const bucket = { k: 'bucket', c: { table: 'orders', column: 'ordered_at' }, part: 'month' };
+    const bucket = { kind: 'bucket', column: { table: 'orders', column: 'ordered_at' }, part: 'month' };
     expect(parseThrough('Revenue by month', 'group-by').groupCandidates).toEqual([{ item: bucket, pos: 1, viaBy: true }]);
     expect(parseThrough('Monthly revenue', 'group-by').groupCandidates).toEqual([{ item: bucket, pos: 0, viaBy: false }]);
   });

@@ -21,12 +21,12 @@ describe('head pass', () => {
 
   it('reads "how many units were sold" as the sum of line-item quantities', () => {
     const state = parseThrough('How many units were sold?', 'head');
-    expect(state.intent).toBe('agg');
-    expect(state.selectAggregates).toEqual([{ fn: 'sum', m: { k: 'col', c: { table: 'order_items', column: 'quantity' } } }]);
+    expect(state.intent).toBe('aggregate');
+    expect(state.selectAggregates).toEqual([{ fn: 'sum', measure: { kind: 'column', column: { table: 'order_items', column: 'quantity' } } }]);
   });
 
   it('reads "how much" as an aggregate and anything else as a list', () => {
-    expect(parseThrough('How much revenue did we make?', 'head').intent).toBe('agg');
+    expect(parseThrough('How much revenue did we make?', 'head').intent).toBe('aggregate');
     const list = parseThrough('List all customers', 'head');
     expect(list.intent).toBe('list');
     expect(list.headEnd).toBe(2); // the leading filler words

@@ -7,17 +7,17 @@ import { parseThrough } from './support/ai-parse.ts';
 describe('negations pass', () => {
   it('reads a verb after "never" as its table', () => {
     const state = parseThrough('Customers who never ordered', 'negations');
-    expect(state.negatedExists).toEqual([{ negate: true, target: 'orders', conds: [], pos: 2, end: 4 }]);
+    expect(state.negatedExists).toEqual([{ negate: true, target: 'orders', conditions: [], pos: 2, end: 4 }]);
   });
 
   it('reads "without" + table', () => {
     const state = parseThrough('Products without reviews', 'negations');
-    expect(state.negatedExists).toEqual([{ negate: true, target: 'reviews', conds: [], pos: 1, end: 3 }]);
+    expect(state.negatedExists).toEqual([{ negate: true, target: 'reviews', conditions: [], pos: 1, end: 3 }]);
   });
 
   it('runs the clause to its end, leaving the date inside for the dates pass', () => {
     const state = parseThrough('Customers who have not placed any orders in 2024', 'negations');
-    expect(state.negatedExists).toEqual([{ negate: true, target: 'orders', conds: [], pos: 3, end: 9 }]);
+    expect(state.negatedExists).toEqual([{ negate: true, target: 'orders', conditions: [], pos: 3, end: 9 }]);
     expect(state.consumed.slice(7)).toEqual([false, false]); // "in 2024"
   });
 

@@ -7,23 +7,23 @@ import { parseThrough } from './support/ai-parse.ts';
 describe('superlatives pass', () => {
   it('reads "the most orders" as a count of related rows, one row', () => {
     const state = parseThrough('The customer with the most orders', 'superlatives');
-    expect(state.orderBy).toEqual([{ item: { k: 'agg', a: { fn: 'count', m: { k: 'rows', table: 'orders' } } }, dir: 'DESC' }]);
+    expect(state.orderBy).toEqual([{ item: { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table: 'orders' } } }, dir: 'DESC' }]);
     expect(state.limit).toBe(1);
     expect(state.wantsEntityGroup).toBe(true);
   });
 
   it('reads "most expensive" as the price column and keeps a given limit', () => {
     const one = parseThrough('The most expensive product', 'superlatives');
-    expect(one.orderBy).toEqual([{ item: { k: 'col', c: { table: 'products', column: 'price' } }, dir: 'DESC' }]);
+    expect(one.orderBy).toEqual([{ item: { kind: 'column', column: { table: 'products', column: 'price' } }, dir: 'DESC' }]);
     expect(one.limit).toBe(1);
     const three = parseThrough('The 3 cheapest products', 'superlatives');
-    expect(three.orderBy).toEqual([{ item: { k: 'col', c: { table: 'products', column: 'price' } }, dir: 'ASC' }]);
+    expect(three.orderBy).toEqual([{ item: { kind: 'column', column: { table: 'products', column: 'price' } }, dir: 'ASC' }]);
     expect(three.limit).toBe(3);
   });
 
   it('reads "best selling" as units sold', () => {
     expect(parseThrough('The best selling product', 'superlatives').orderBy).toEqual([
-      { item: { k: 'agg', a: { fn: 'sum', m: { k: 'col', c: { table: 'order_items', column: 'quantity' } } } }, dir: 'DESC' },
+      { item: { kind: 'aggregate', aggregate: { fn: 'sum', measure: { kind: 'column', column: { table: 'order_items', column: 'quantity' } } } }, dir: 'DESC' },
     ]);
   });
 
@@ -31,6 +31,6 @@ describe('superlatives pass', () => {
     const state = parseThrough('What is the highest price?', 'superlatives');
     expect(state.orderBy).toEqual([]);
     expect(state.limit).toBeNull();
-    expect(parseThrough('What is the highest price?', 'aggregates').selectAggregates).toEqual([{ fn: 'max', m: { k: 'col', c: { table: 'products', column: 'price' } } }]);
+    expect(parseThrough('What is the highest price?', 'aggregates').selectAggregates).toEqual([{ fn: 'max', measure: { kind: 'column', column: { table: 'products', column: 'price' } } }]);
   });
 });

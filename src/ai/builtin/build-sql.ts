@@ -14,7 +14,7 @@ import type { EngineName } from '../../engines/engine.ts';
 import { GenerationFailedError } from '../../errors.ts';
 import { dateBucket, quoteIdent, quoteString, tableRef } from '../dialect.ts';
 import { explainPlan } from './explain.ts';
-import type { Agg, ColRef, Cond, Item, Measure, Plan } from './plan.ts';
+import type { Aggregate, ColumnRef, Condition, Item, Measure, Plan } from './plan.ts';
 import { measureTable, sameItem } from './plan.ts';
 import type { SchemaIndex, Step } from './schema-index.ts';
 
@@ -35,22 +35,22 @@ function newTree(root: string): Tree {
 }
 
 /** Shortest path, or through one of `via` when that gives a simple path. */
-function route(idx: SchemaIndex, from: string, to: string, via: readonly string[]): Step[] | null {
+function route(index: SchemaIndex, from: string, to: string, via: readonly string[]): Step[] | null {
   for (const v of via) {
     if (v === from || v === to) continue;
-    const a = idx.path(from, v);
-    const b = idx.path(v, to);
+    const a = index.path(from, v);
+    const b = index.path(v, to);
     if (!a || !b) continue;
     const seen = new Set([from, ...a.map((s) => s.table)]);
     if (b.some((s) => seen.has(s.table))) continue;
     return [...a, ...b];
   }
-  return idx.path(from, to);
+  return index.path(from, to);
 }
 
-function addPath(tree: Tree, idx: SchemaIndex, to: string, via: readonly string[] = []): boolean {
+function addPath(tree: Tree, index: SchemaIndex, to: string, via: readonly string[] = []): boolean {
   if (tree.nodes.has(to)) return true;
-  const steps = route(idx, tree.root, to, via);
+  const steps = route(index, tree.root, to, via);
   if (!steps) return false;
   let cur = tree.root;
   for (const s of steps) {
@@ -67,41 +67,41 @@ function downSteps(tree: Tree): number {
 }
 
 function itemTables(item: Item): string[] {
-  switch (item.k) {
-    case 'col':
+  switch (item.kind) {
+    case 'column':
     case 'bucket':
-      return [item.c.table];
+      return [item.column.table];
     case 'label':
       return [item.table];
-    case 'agg':
-      return [measureTable(item.a.m)];
+    case 'aggregate':
+      return [measureTable(item.aggregate.measure)];
   }
 }
 
-function aggsOf(plan: Plan): Agg[] {
-  const out: Agg[] = [];
-  for (const it of [...plan.select, ...plan.orderBy.map((o) => o.item)]) if (it.k === 'agg') out.push(it.a);
-  for (const h of plan.having) out.push(h.a);
+function aggsOf(plan: Plan): Aggregate[] {
+  const out: Aggregate[] = [];
+  for (const it of [...plan.select, ...plan.orderBy.map((o) => o.item)]) if (it.kind === 'aggregate') out.push(it.aggregate);
+  for (const h of plan.having) out.push(h.aggregate);
   return out;
 }
 
-export function buildSql(plan: Plan, idx: SchemaIndex, dialect: EngineName): BuiltSql {
+export function buildSql(plan: Plan, index: SchemaIndex, dialect: EngineName): BuiltSql {
   const d = dialect;
   const q = (name: string): string => quoteIdent(d, name);
   const aggs = aggsOf(plan);
 
   const needed = new Set<string>();
   for (const it of [...plan.select, ...plan.groupBy, ...plan.orderBy.map((o) => o.item)]) for (const t of itemTables(it)) needed.add(t);
-  for (const h of plan.having) needed.add(measureTable(h.a.m));
+  for (const h of plan.having) needed.add(measureTable(h.aggregate.measure));
   if (plan.exists.length > 0 || plan.counts.length > 0 || needed.size === 0) needed.add(plan.subject);
 
   // Base table: among aggregated tables (or the subject), the one whose joins fan out least.
-  const candidates = aggs.length > 0 ? [...new Set(aggs.map((a) => measureTable(a.m)))] : [plan.subject];
+  const candidates = aggs.length > 0 ? [...new Set(aggs.map((a) => measureTable(a.measure)))] : [plan.subject];
   let best: { tree: Tree; score: number } | null = null;
   for (const c of candidates) {
     const tree = newTree(c);
     let ok = true;
-    for (const t of needed) if (!addPath(tree, idx, t)) ok = false;
+    for (const t of needed) if (!addPath(tree, index, t)) ok = false;
     if (!ok) continue;
     const score = downSteps(tree) * 10 + tree.nodes.size;
     if (!best || score < best.score) best = { tree, score };
@@ -114,18 +114,18 @@ export function buildSql(plan: Plan, idx: SchemaIndex, dialect: EngineName): Bui
   const base = tree.root;
 
   // Conditions: joined when reachable towards the "one" side, else grouped into EXISTS.
-  const outerConds: Cond[] = [];
-  const downConds: Cond[] = [];
-  for (const c of plan.conds) {
-    const t = c.c.table;
+  const outerConds: Condition[] = [];
+  const downConds: Condition[] = [];
+  for (const c of plan.conditions) {
+    const t = c.column.table;
     if (tree.nodes.has(t)) {
       outerConds.push(c);
       continue;
     }
-    const p = route(idx, base, t, plan.via);
+    const p = route(index, base, t, plan.via);
     if (!p) throw new GenerationFailedError(`no foreign-key path connects ${base} and ${t}`);
-    if (idx.isUpPath(p)) {
-      addPath(tree, idx, t, plan.via);
+    if (index.isUpPath(p)) {
+      addPath(tree, index, t, plan.via);
       outerConds.push(c);
     } else downConds.push(c);
   }
@@ -134,47 +134,47 @@ export function buildSql(plan: Plan, idx: SchemaIndex, dialect: EngineName): Bui
   const multi = tree.nodes.size > 1;
   const hasSub = downConds.length > 0 || plan.exists.length > 0 || plan.counts.length > 0;
   const qualify = multi || hasSub;
-  const outerRef = (c: ColRef): string => (qualify ? `${q(c.table)}.${q(c.column)}` : q(c.column));
+  const outerRef = (c: ColumnRef): string => (qualify ? `${q(c.table)}.${q(c.column)}` : q(c.column));
 
   // --- SELECT list and grouping -------------------------------------------------------
   const hasAgg = aggs.length > 0;
   const select: Item[] = [...plan.select];
   const groupBy: Item[] = [...plan.groupBy];
   if (hasAgg) {
-    for (const it of select) if (it.k !== 'agg' && !groupBy.some((g) => sameItem(g, it))) groupBy.push(it);
+    for (const it of select) if (it.kind !== 'aggregate' && !groupBy.some((g) => sameItem(g, it))) groupBy.push(it);
     for (const g of [...groupBy].reverse()) if (!select.some((s) => sameItem(s, g))) select.unshift(g);
   }
-  if (select.length === 0) select.push({ k: 'label', table: plan.subject });
+  if (select.length === 0) select.push({ kind: 'label', table: plan.subject });
   const grouped = groupBy.length > 0;
 
   const labelCols = (table: string, forGroup: boolean): string[] | null => {
-    const info = idx.table(table);
+    const info = index.table(table);
     if (info.label.length > 0) return info.label.map((col) => outerRef({ table, column: col }));
     if (forGroup && info.pk) return [outerRef({ table, column: info.pk })];
     return null;
   };
 
   const measureExpr = (m: Measure): string => {
-    if (m.k === 'col') return outerRef(m.c);
-    if (m.k === 'line') return `${outerRef({ table: m.table, column: m.qty })} * ${outerRef({ table: m.table, column: m.price })}`;
+    if (m.kind === 'column') return outerRef(m.column);
+    if (m.kind === 'line') return `${outerRef({ table: m.table, column: m.quantity })} * ${outerRef({ table: m.table, column: m.price })}`;
     return '*';
   };
 
-  const aggExpr = (a: Agg): string => {
+  const aggExpr = (a: Aggregate): string => {
     const fn = a.fn.toUpperCase();
-    if (a.m.k === 'rows') {
-      const info = idx.table(a.m.table);
-      if ((a.m.table !== base || fanOut) && info.pk) return `COUNT(DISTINCT ${outerRef({ table: a.m.table, column: info.pk })})`;
+    if (a.measure.kind === 'rows') {
+      const info = index.table(a.measure.table);
+      if ((a.measure.table !== base || fanOut) && info.pk) return `COUNT(DISTINCT ${outerRef({ table: a.measure.table, column: info.pk })})`;
       return 'COUNT(*)';
     }
-    return `${fn}(${a.distinct ? 'DISTINCT ' : ''}${measureExpr(a.m)})`;
+    return `${fn}(${a.distinct ? 'DISTINCT ' : ''}${measureExpr(a.measure)})`;
   };
 
-  const aggAlias = (a: Agg): string => {
-    const m = a.m;
-    if (m.k === 'rows') return `${idx.table(m.table).words.join('_')}_count`;
-    if (m.k === 'line') return a.fn === 'sum' ? 'revenue' : `${a.fn}_revenue`;
-    const col = m.c.column.toLowerCase();
+  const aggAlias = (a: Aggregate): string => {
+    const m = a.measure;
+    if (m.kind === 'rows') return `${index.table(m.table).words.join('_')}_count`;
+    if (m.kind === 'line') return a.fn === 'sum' ? 'revenue' : `${a.fn}_revenue`;
+    const col = m.column.column.toLowerCase();
     if (a.fn === 'count') return a.distinct ? `distinct_${col}_count` : `${col}_count`;
     return { sum: 'total_', avg: 'avg_', min: 'min_', max: 'max_' }[a.fn] + col;
   };
@@ -183,28 +183,28 @@ export function buildSql(plan: Plan, idx: SchemaIndex, dialect: EngineName): Bui
   const usedAliases = new Set<string>();
   const selectSql: string[] = [];
   const itemSql = (it: Item, forGroup: boolean): string[] => {
-    switch (it.k) {
-      case 'col':
-        return [outerRef(it.c)];
+    switch (it.kind) {
+      case 'column':
+        return [outerRef(it.column)];
       case 'bucket':
-        return [dateBucket(d, outerRef(it.c), it.part)];
+        return [dateBucket(d, outerRef(it.column), it.part)];
       case 'label': {
         const cols = labelCols(it.table, forGroup || grouped);
         if (cols) return cols;
         return [qualify ? `${q(it.table)}.*` : '*'];
       }
-      case 'agg':
-        return [aggExpr(it.a)];
+      case 'aggregate':
+        return [aggExpr(it.aggregate)];
     }
   };
   for (const it of select) {
-    if (it.k === 'agg') {
-      let alias = aggAlias(it.a);
-      for (let n = 2; usedAliases.has(alias); n++) alias = `${aggAlias(it.a)}_${n}`;
+    if (it.kind === 'aggregate') {
+      let alias = aggAlias(it.aggregate);
+      for (let n = 2; usedAliases.has(alias); n++) alias = `${aggAlias(it.aggregate)}_${n}`;
       usedAliases.add(alias);
       aliases.set(JSON.stringify(it), alias);
-      selectSql.push(`${aggExpr(it.a)} AS ${q(alias)}`);
-    } else if (it.k === 'bucket') {
+      selectSql.push(`${aggExpr(it.aggregate)} AS ${q(alias)}`);
+    } else if (it.kind === 'bucket') {
       const alias = it.part;
       usedAliases.add(alias);
       aliases.set(JSON.stringify(it), alias);
@@ -222,7 +222,7 @@ export function buildSql(plan: Plan, idx: SchemaIndex, dialect: EngineName): Bui
       orderSql.push(`${q(alias)} ${o.dir}`);
       continue;
     }
-    const exprs = o.item.k === 'agg' ? [aggExpr(o.item.a)] : itemSql(o.item, false);
+    const exprs = o.item.kind === 'aggregate' ? [aggExpr(o.item.aggregate)] : itemSql(o.item, false);
     for (const e of exprs) {
       if (e.endsWith('*')) continue;
       orderSql.push(`${e} ${o.dir}`);
@@ -231,20 +231,20 @@ export function buildSql(plan: Plan, idx: SchemaIndex, dialect: EngineName): Bui
   }
 
   // --- FROM / JOIN ------------------------------------------------------------------------
-  const from: string[] = [tableRef(d, idx.table(base))];
+  const from: string[] = [tableRef(d, index.table(base))];
   for (const [t, node] of tree.nodes) {
     if (!node.step || !node.parent) continue;
     const e = node.step.edge;
     const on = e.fromCols.map((fc, i) => `${q(e.from)}.${q(fc)} = ${q(e.to)}.${q(e.toCols[i])}`);
-    from.push(`JOIN ${tableRef(d, idx.table(t))} ON ${on.join(' AND ')}`);
+    from.push(`JOIN ${tableRef(d, index.table(t))} ON ${on.join(' AND ')}`);
   }
 
   // --- conditions -------------------------------------------------------------------------
-  const condSql = (c: Cond, ref: (c: ColRef) => string): string => {
-    const col = ref(c.c);
+  const condSql = (c: Condition, ref: (c: ColumnRef) => string): string => {
+    const col = ref(c.column);
     const lit = (v: number | string): string => (typeof v === 'number' ? String(v) : quoteString(d, v));
-    switch (c.k) {
-      case 'cmp':
+    switch (c.kind) {
+      case 'compare':
         return `${col} ${c.op} ${lit(c.value)}`;
       case 'in':
         if (c.values.length === 1) return `${col} ${c.negate ? '<>' : '='} ${lit(c.values[0])}`;
@@ -269,12 +269,12 @@ export function buildSql(plan: Plan, idx: SchemaIndex, dialect: EngineName): Bui
   const outerTables = new Set(tree.nodes.keys());
   let subN = 0;
   // A correlated subquery from `anchor` (an outer table) over the related tables `targets`.
-  const subquery = (anchor: string, targets: string[], conds: Cond[], head: string): string => {
+  const subquery = (anchor: string, targets: string[], conditions: Condition[], head: string): string => {
     const inner = newTree(anchor);
     for (const t of targets) {
-      if (!addPath(inner, idx, t, plan.via)) throw new GenerationFailedError(`no foreign-key path connects ${anchor} and ${t}`);
+      if (!addPath(inner, index, t, plan.via)) throw new GenerationFailedError(`no foreign-key path connects ${anchor} and ${t}`);
     }
-    for (const c of conds) if (!addPath(inner, idx, c.c.table, plan.via)) throw new GenerationFailedError(`no foreign-key path connects ${anchor} and ${c.c.table}`);
+    for (const c of conditions) if (!addPath(inner, index, c.column.table, plan.via)) throw new GenerationFailedError(`no foreign-key path connects ${anchor} and ${c.column.table}`);
     subN++;
     const alias = new Map<string, string>();
     for (const t of inner.nodes.keys()) {
@@ -283,8 +283,8 @@ export function buildSql(plan: Plan, idx: SchemaIndex, dialect: EngineName): Bui
     }
     if (inner.nodes.size < 2) throw new GenerationFailedError(`no related table to look ${targets.join(', ')} up in`);
     const ref = (t: string): string => q(alias.get(t) ?? t);
-    const tRef = (t: string): string => (alias.get(t) !== t ? `${tableRef(d, idx.table(t))} ${q(alias.get(t)!)}` : tableRef(d, idx.table(t)));
-    const innerCol = (c: ColRef): string => (c.table === anchor && !alias.has(anchor) ? `${q(anchor)}.${q(c.column)}` : `${ref(c.table)}.${q(c.column)}`);
+    const tRef = (t: string): string => (alias.get(t) !== t ? `${tableRef(d, index.table(t))} ${q(alias.get(t)!)}` : tableRef(d, index.table(t)));
+    const innerCol = (c: ColumnRef): string => (c.table === anchor && !alias.has(anchor) ? `${q(anchor)}.${q(c.column)}` : `${ref(c.table)}.${q(c.column)}`);
     const parts: string[] = [];
     const where: string[] = [];
     for (const [t, node] of inner.nodes) {
@@ -299,7 +299,7 @@ export function buildSql(plan: Plan, idx: SchemaIndex, dialect: EngineName): Bui
         parts.push(`JOIN ${tRef(t)} ON ${on}`);
       }
     }
-    for (const c of conds) where.push(condSql(c, innerCol));
+    for (const c of conditions) where.push(condSql(c, innerCol));
     // Correlation predicates of a CROSS JOIN go to WHERE; plain joins keep their ON.
     return `${head} FROM ${parts.join(' ')} WHERE ${where.join(' AND ')})`;
   };
@@ -307,31 +307,31 @@ export function buildSql(plan: Plan, idx: SchemaIndex, dialect: EngineName): Bui
   const whereSql: string[] = outerConds.map((c) => condSql(c, outerRef));
   if (downConds.length > 0) {
     // Group by the first step out of the base: conditions on one branch share one EXISTS.
-    const groups = new Map<string, Cond[]>();
+    const groups = new Map<string, Condition[]>();
     for (const c of downConds) {
-      const first = route(idx, base, c.c.table, plan.via)![0].table;
+      const first = route(index, base, c.column.table, plan.via)![0].table;
       groups.set(first, [...(groups.get(first) ?? []), c]);
     }
-    for (const conds of groups.values()) whereSql.push(subquery(base, conds.map((c) => c.c.table), conds, 'EXISTS (SELECT 1'));
+    for (const conditions of groups.values()) whereSql.push(subquery(base, conditions.map((c) => c.column.table), conditions, 'EXISTS (SELECT 1'));
   }
   for (const ex of plan.exists) {
-    whereSql.push(subquery(plan.subject, [ex.target], ex.conds, `${ex.negate ? 'NOT ' : ''}EXISTS (SELECT 1`));
+    whereSql.push(subquery(plan.subject, [ex.target], ex.conditions, `${ex.negate ? 'NOT ' : ''}EXISTS (SELECT 1`));
   }
   for (const cc of plan.counts) {
-    whereSql.push(`${subquery(plan.subject, [cc.target], cc.conds, '(SELECT COUNT(*)')} ${cc.op} ${cc.value}`);
+    whereSql.push(`${subquery(plan.subject, [cc.target], cc.conditions, '(SELECT COUNT(*)')} ${cc.op} ${cc.value}`);
   }
 
   const groupSql: string[] = [];
   for (const g of groupBy) {
-    if (g.k === 'label') {
-      const info = idx.table(g.table);
+    if (g.kind === 'label') {
+      const info = index.table(g.table);
       if (info.pk) groupSql.push(outerRef({ table: g.table, column: info.pk }));
       for (const s of labelCols(g.table, true) ?? []) if (!groupSql.includes(s)) groupSql.push(s);
     } else {
       for (const s of itemSql(g, true)) if (!groupSql.includes(s)) groupSql.push(s);
     }
   }
-  const havingSql = plan.having.map((h) => `${aggExpr(h.a)} ${h.op} ${h.value}`);
+  const havingSql = plan.having.map((h) => `${aggExpr(h.aggregate)} ${h.op} ${h.value}`);
 
   let sql = `SELECT ${plan.distinct && !grouped ? 'DISTINCT ' : ''}${selectSql.join(', ')}\nFROM ${from.join('\n  ')}`;
   if (whereSql.length > 0) sql += `\nWHERE ${whereSql.join('\n  AND ')}`;
@@ -341,8 +341,8 @@ export function buildSql(plan: Plan, idx: SchemaIndex, dialect: EngineName): Bui
   if (plan.limit !== null) sql += `\nLIMIT ${plan.limit}`;
 
   const tables = new Set<string>(tree.nodes.keys());
-  for (const c of downConds) tables.add(c.c.table);
+  for (const c of downConds) tables.add(c.column.table);
   for (const e of plan.exists) tables.add(e.target);
   for (const c of plan.counts) tables.add(c.target);
-  return { sql, explanation: explainPlan(plan, { ...plan, select, groupBy }, idx), tables: [...tables] };
+  return { sql, explanation: explainPlan(plan, { ...plan, select, groupBy }, index), tables: [...tables] };
 }

@@ -2,7 +2,7 @@
 // and comparison words, superlatives and the verbs that point at a table or date column.
 // Synonyms are only tried when the word itself names nothing in the schema, so a database
 // that really has a `clients` table keeps it.
-import type { AggFn, Cmp } from './plan.ts';
+import type { AggregateFn, CompareOp } from './plan.ts';
 
 /** word (lemma) → schema words it may stand for, tried in order. */
 export const SYNONYMS: Record<string, string[]> = {
@@ -31,7 +31,7 @@ export const SYNONYMS: Record<string, string[]> = {
   status: ['status', 'state'], state: ['state', 'status'], year: ['year'], date: ['date'],
 };
 
-export const AGG_WORDS: Record<string, AggFn> = {
+export const AGG_WORDS: Record<string, AggregateFn> = {
   average: 'avg', avg: 'avg', mean: 'avg', typical: 'avg',
   total: 'sum', sum: 'sum', combined: 'sum', overall: 'sum', cumulative: 'sum',
   maximum: 'max', max: 'max', highest: 'max', largest: 'max', biggest: 'max', greatest: 'max', top: 'max', latest: 'max', last: 'max',
@@ -39,7 +39,7 @@ export const AGG_WORDS: Record<string, AggFn> = {
 };
 
 /** Comparator phrases (lower-case words) and their operator; longest first when matched. */
-export const COMPARATORS: [string[], Cmp][] = [
+export const COMPARATORS: [string[], CompareOp][] = [
   [['more', 'than'], '>'], [['greater', 'than'], '>'], [['higher', 'than'], '>'], [['larger', 'than'], '>'],
   [['bigger', 'than'], '>'], [['over'], '>'], [['above'], '>'], [['exceeding'], '>'], [['exceeds'], '>'],
   [['exceed'], '>'], [['beyond'], '>'], [['after'], '>'], [['later', 'than'], '>'],
@@ -55,7 +55,7 @@ export const COMPARATORS: [string[], Cmp][] = [
 ];
 
 /** Comparative adjectives that carry their column: "older than 30" → age > 30. */
-export const COMPARATIVE_COLUMNS: Record<string, { words: string[]; op: Cmp }> = {
+export const COMPARATIVE_COLUMNS: Record<string, { words: string[]; op: CompareOp }> = {
   older: { words: ['age'], op: '>' }, younger: { words: ['age'], op: '<' },
   heavier: { words: ['weight'], op: '>' }, lighter: { words: ['weight'], op: '<' },
   taller: { words: ['height'], op: '>' }, shorter: { words: ['height', 'length'], op: '<' },
@@ -65,35 +65,35 @@ export const COMPARATIVE_COLUMNS: Record<string, { words: string[]; op: Cmp }> =
 };
 
 export type SuperKind =
-  | { k: 'column'; words: string[]; dir: 'ASC' | 'DESC'; person?: string[] }
-  | { k: 'measure'; dir: 'ASC' | 'DESC' }
-  | { k: 'date'; dir: 'ASC' | 'DESC' }
-  | { k: 'sold'; dir: 'ASC' | 'DESC' }
-  | { k: 'rating'; dir: 'ASC' | 'DESC' };
+  | { kind: 'column'; words: string[]; dir: 'ASC' | 'DESC'; person?: string[] }
+  | { kind: 'measure'; dir: 'ASC' | 'DESC' }
+  | { kind: 'date'; dir: 'ASC' | 'DESC' }
+  | { kind: 'sold'; dir: 'ASC' | 'DESC' }
+  | { kind: 'rating'; dir: 'ASC' | 'DESC' };
 
 /** Superlative phrases (lower-case words, longest first). */
 export const SUPERLATIVES: [string[], SuperKind][] = [
-  [['most', 'expensive'], { k: 'column', words: ['price', 'cost'], dir: 'DESC' }],
-  [['least', 'expensive'], { k: 'column', words: ['price', 'cost'], dir: 'ASC' }],
-  [['most', 'recent'], { k: 'date', dir: 'DESC' }], [['least', 'recent'], { k: 'date', dir: 'ASC' }],
-  [['most', 'popular'], { k: 'sold', dir: 'DESC' }], [['least', 'popular'], { k: 'sold', dir: 'ASC' }],
-  [['best', 'selling'], { k: 'sold', dir: 'DESC' }], [['top', 'selling'], { k: 'sold', dir: 'DESC' }],
-  [['worst', 'selling'], { k: 'sold', dir: 'ASC' }], [['bestselling'], { k: 'sold', dir: 'DESC' }],
-  [['most', 'sold'], { k: 'sold', dir: 'DESC' }], [['least', 'sold'], { k: 'sold', dir: 'ASC' }],
-  [['highest', 'rated'], { k: 'rating', dir: 'DESC' }], [['best', 'rated'], { k: 'rating', dir: 'DESC' }],
-  [['top', 'rated'], { k: 'rating', dir: 'DESC' }], [['lowest', 'rated'], { k: 'rating', dir: 'ASC' }],
-  [['worst', 'rated'], { k: 'rating', dir: 'ASC' }], [['best'], { k: 'rating', dir: 'DESC' }], [['worst'], { k: 'rating', dir: 'ASC' }],
-  [['priciest'], { k: 'column', words: ['price', 'cost'], dir: 'DESC' }], [['costliest'], { k: 'column', words: ['price', 'cost'], dir: 'DESC' }],
-  [['cheapest'], { k: 'column', words: ['price', 'cost'], dir: 'ASC' }],
-  [['oldest'], { k: 'column', words: ['age'], dir: 'DESC' }], [['youngest'], { k: 'column', words: ['age'], dir: 'ASC' }],
-  [['newest'], { k: 'date', dir: 'DESC' }], [['latest'], { k: 'date', dir: 'DESC' }], [['recent'], { k: 'date', dir: 'DESC' }],
-  [['earliest'], { k: 'date', dir: 'ASC' }],
-  [['heaviest'], { k: 'column', words: ['weight'], dir: 'DESC' }], [['lightest'], { k: 'column', words: ['weight'], dir: 'ASC' }],
-  [['tallest'], { k: 'column', words: ['height'], dir: 'DESC' }], [['shortest'], { k: 'column', words: ['height', 'length', 'duration'], dir: 'ASC' }],
-  [['longest'], { k: 'column', words: ['length', 'duration'], dir: 'DESC' }],
-  [['largest'], { k: 'measure', dir: 'DESC' }], [['biggest'], { k: 'measure', dir: 'DESC' }],
-  [['highest'], { k: 'measure', dir: 'DESC' }], [['greatest'], { k: 'measure', dir: 'DESC' }],
-  [['smallest'], { k: 'measure', dir: 'ASC' }], [['lowest'], { k: 'measure', dir: 'ASC' }],
+  [['most', 'expensive'], { kind: 'column', words: ['price', 'cost'], dir: 'DESC' }],
+  [['least', 'expensive'], { kind: 'column', words: ['price', 'cost'], dir: 'ASC' }],
+  [['most', 'recent'], { kind: 'date', dir: 'DESC' }], [['least', 'recent'], { kind: 'date', dir: 'ASC' }],
+  [['most', 'popular'], { kind: 'sold', dir: 'DESC' }], [['least', 'popular'], { kind: 'sold', dir: 'ASC' }],
+  [['best', 'selling'], { kind: 'sold', dir: 'DESC' }], [['top', 'selling'], { kind: 'sold', dir: 'DESC' }],
+  [['worst', 'selling'], { kind: 'sold', dir: 'ASC' }], [['bestselling'], { kind: 'sold', dir: 'DESC' }],
+  [['most', 'sold'], { kind: 'sold', dir: 'DESC' }], [['least', 'sold'], { kind: 'sold', dir: 'ASC' }],
+  [['highest', 'rated'], { kind: 'rating', dir: 'DESC' }], [['best', 'rated'], { kind: 'rating', dir: 'DESC' }],
+  [['top', 'rated'], { kind: 'rating', dir: 'DESC' }], [['lowest', 'rated'], { kind: 'rating', dir: 'ASC' }],
+  [['worst', 'rated'], { kind: 'rating', dir: 'ASC' }], [['best'], { kind: 'rating', dir: 'DESC' }], [['worst'], { kind: 'rating', dir: 'ASC' }],
+  [['priciest'], { kind: 'column', words: ['price', 'cost'], dir: 'DESC' }], [['costliest'], { kind: 'column', words: ['price', 'cost'], dir: 'DESC' }],
+  [['cheapest'], { kind: 'column', words: ['price', 'cost'], dir: 'ASC' }],
+  [['oldest'], { kind: 'column', words: ['age'], dir: 'DESC' }], [['youngest'], { kind: 'column', words: ['age'], dir: 'ASC' }],
+  [['newest'], { kind: 'date', dir: 'DESC' }], [['latest'], { kind: 'date', dir: 'DESC' }], [['recent'], { kind: 'date', dir: 'DESC' }],
+  [['earliest'], { kind: 'date', dir: 'ASC' }],
+  [['heaviest'], { kind: 'column', words: ['weight'], dir: 'DESC' }], [['lightest'], { kind: 'column', words: ['weight'], dir: 'ASC' }],
+  [['tallest'], { kind: 'column', words: ['height'], dir: 'DESC' }], [['shortest'], { kind: 'column', words: ['height', 'length', 'duration'], dir: 'ASC' }],
+  [['longest'], { kind: 'column', words: ['length', 'duration'], dir: 'DESC' }],
+  [['largest'], { kind: 'measure', dir: 'DESC' }], [['biggest'], { kind: 'measure', dir: 'DESC' }],
+  [['highest'], { kind: 'measure', dir: 'DESC' }], [['greatest'], { kind: 'measure', dir: 'DESC' }],
+  [['smallest'], { kind: 'measure', dir: 'ASC' }], [['lowest'], { kind: 'measure', dir: 'ASC' }],
 ];
 
 /** Words that mean revenue: sum of quantity × unit price, or of an order total. */

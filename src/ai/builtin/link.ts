@@ -29,9 +29,9 @@ function variants(tokens: Token[]): string[][] {
   return acc;
 }
 
-export function linkQuestion(tokens: Token[], idx: SchemaIndex): Mention[] {
+export function linkQuestion(tokens: Token[], index: SchemaIndex): Mention[] {
   const out: Mention[] = [];
-  const maxLen = Math.max(4, idx.maxValueWords);
+  const maxLen = Math.max(4, index.maxValueWords);
   let i = 0;
   while (i < tokens.length) {
     let found: Mention | null = null;
@@ -42,7 +42,7 @@ export function linkQuestion(tokens: Token[], idx: SchemaIndex): Mention[] {
       const allStop = span.every((t) => STOPWORDS.has(t.lower) || t.kind === 'number');
       // Known values first when the span is exactly a value as written ("Books", "Berlin").
       const valueKey = span.map((t) => t.lower).join(' ');
-      const valueHits = idx.values.get(valueKey);
+      const valueHits = index.values.get(valueKey);
       const exactCase = span.map((t) => t.raw).join(' ');
       const valueOk =
         valueHits &&
@@ -52,11 +52,11 @@ export function linkQuestion(tokens: Token[], idx: SchemaIndex): Mention[] {
       let phrase: Mention | null = null;
       if (!(len === 1 && STOPWORDS.has(span[0].lower) && !WEAK.has(span[0].lower)) && span.every((t) => t.kind === 'word')) {
         const keys = [span.map((t) => t.lemma).join(' '), span.map((t) => t.lower).join(' '), span.map((t) => t.lower).join('_')];
-        let hits = keys.map((k) => idx.phrases.get(k)).find((h) => h && h.length > 0);
+        let hits = keys.map((k) => index.phrases.get(k)).find((h) => h && h.length > 0);
         let viaSynonym = false;
         if (!hits && len <= 3) {
           for (const v of variants(span)) {
-            const h = idx.phrases.get(v.join(' '));
+            const h = index.phrases.get(v.join(' '));
             if (h && h.length > 0) {
               hits = h;
               viaSynonym = true;

@@ -2,7 +2,7 @@
 // measure a phrase names ("by revenue", "the number of orders", "average price"). Unlike the
 // look-ups in parse-schema.ts they consume the words they read.
 import { AGG_WORDS, DATE_VERBS, FILLER, REVENUE_WORDS, UNITS_WORDS, VERBS } from './lexicon.ts';
-import type { AggFn, ColRef, Item } from './plan.ts';
+import type { AggregateFn, ColumnRef, Item } from './plan.ts';
 import { claim, consume, matchWords, skipWords, word, type ParseState } from './parse-state.ts';
 import {
   columnInfo, defaultAggregate, defaultMeasure, findColumn, isChildTable, measuredTables, nearbyTables,
@@ -11,7 +11,7 @@ import {
 import type { ColInfo } from './schema-index.ts';
 
 /** The date (or year) column a date phrase at `pos` applies to. */
-export function dateColumnFor(state: ParseState, pos: number): ColRef | null {
+export function dateColumnFor(state: ParseState, pos: number): ColumnRef | null {
   const { index } = state;
   const dateLike = (c: ColInfo): boolean => c.date || c.year;
   // 1. a verb before the date: "ordered in", "joined in", "released in".
@@ -64,10 +64,10 @@ export function dateColumnFor(state: ParseState, pos: number): ColRef | null {
   if (measured.length > 0) {
     const from = measured[0];
     const cands = [...index.tables.values()]
-      .map((info) => ({ info, d: index.distance(from, info.name), c: info.cols.find((x) => x.date) }))
-      .filter((x) => x.c && x.d < Infinity)
-      .sort((a, b) => a.d - b.d || Number(/created|updated|modified/i.test(a.c!.name)) - Number(/created|updated|modified/i.test(b.c!.name)));
-    if (cands[0]) return { table: cands[0].info.name, column: cands[0].c!.name };
+      .map((info) => ({ info, d: index.distance(from, info.name), column: info.cols.find((x) => x.date) }))
+      .filter((x) => x.column && x.d < Infinity)
+      .sort((a, b) => a.d - b.d || Number(/created|updated|modified/i.test(a.column!.name)) - Number(/created|updated|modified/i.test(b.column!.name)));
+    if (cands[0]) return { table: cands[0].info.name, column: cands[0].column!.name };
   }
   // 4. the subject's, then the nearest table's.
   for (const t of nearbyTables(state)) {
@@ -81,13 +81,13 @@ export function dateColumnFor(state: ParseState, pos: number): ColRef | null {
 /** A measure phrase at i: [agg] column | revenue/units word | "number of" T | T. */
 export function measurePhraseAt(state: ParseState, i: number): { item: Item; end: number } | null {
   let j = skipWords(state, i, ['the', 'a', 'an', 'their', 'its', 'of', 'total']);
-  let fn: AggFn | null = null;
+  let fn: AggregateFn | null = null;
   if (matchWords(state, j, ['number|count', 'of'])) {
     j = skipWords(state, j + 2, ['the', 'different', 'distinct']);
     const m = state.mentionAt[j];
     if (m && m.kind === 'table') {
       claim(state, m);
-      return { item: { k: 'agg', a: { fn: 'count', m: { k: 'rows', table: resolveTable(m) } } }, end: m.end };
+      return { item: { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table: resolveTable(m) } } }, end: m.end };
     }
     return null;
   }
@@ -99,22 +99,22 @@ export function measurePhraseAt(state: ParseState, i: number): { item: Item; end
   if (REVENUE_WORDS.has(w)) {
     const m = revenueMeasure(state);
     if (!m) return null;
-    return { item: { k: 'agg', a: { fn: fn && fn !== 'max' && fn !== 'min' ? fn : 'sum', m } }, end: j + 1 };
+    return { item: { kind: 'aggregate', aggregate: { fn: fn && fn !== 'max' && fn !== 'min' ? fn : 'sum', measure: m } }, end: j + 1 };
   }
   if (UNITS_WORDS.has(w) && !state.mentionAt[j]) {
     const m = unitsMeasure(state);
     if (!m) return null;
-    return { item: { k: 'agg', a: { fn: 'sum', m } }, end: j + 1 };
+    return { item: { kind: 'aggregate', aggregate: { fn: 'sum', measure: m } }, end: j + 1 };
   }
   const m = state.mentionAt[j];
   if (m && m.kind === 'column') {
     const c = resolveColumn(state, m);
     claim(state, m);
-    if (fn) return { item: { k: 'agg', a: { fn, m: { k: 'col', c } } }, end: m.end };
+    if (fn) return { item: { kind: 'aggregate', aggregate: { fn, measure: { kind: 'column', column: c } } }, end: m.end };
     if (isChildTable(state, c.table) && columnInfo(state, c).numeric) {
-      return { item: { k: 'agg', a: { fn: defaultAggregate(state, c), m: { k: 'col', c } } }, end: m.end };
+      return { item: { kind: 'aggregate', aggregate: { fn: defaultAggregate(state, c), measure: { kind: 'column', column: c } } }, end: m.end };
     }
-    return { item: { k: 'col', c }, end: m.end };
+    return { item: { kind: 'column', column: c }, end: m.end };
   }
   if (m && m.kind === 'table') {
     const table = resolveTable(m);
@@ -124,12 +124,12 @@ export function measurePhraseAt(state: ParseState, i: number): { item: Item; end
       if (c) {
         claim(state, m);
         consume(state, m.end, m.end + 1);
-        return { item: fn ? { k: 'agg', a: { fn, m: { k: 'col', c } } } : { k: 'col', c }, end: m.end + 1 };
+        return { item: fn ? { kind: 'aggregate', aggregate: { fn, measure: { kind: 'column', column: c } } } : { kind: 'column', column: c }, end: m.end + 1 };
       }
     }
     if (table !== state.subject) {
       claim(state, m);
-      return { item: { k: 'agg', a: { fn: 'count', m: { k: 'rows', table } } }, end: m.end };
+      return { item: { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table } } }, end: m.end };
     }
   }
   return null;

@@ -2,7 +2,7 @@
 // rest of the question, tables by relevance to the subject, the measures that revenue and
 // units words stand for. They read the parse state and never change it.
 import { REVENUE_WORDS } from './lexicon.ts';
-import type { AggFn, ColRef, Measure } from './plan.ts';
+import type { AggregateFn, ColumnRef, Measure } from './plan.ts';
 import { measureTable } from './plan.ts';
 import type { ColumnMention, ParseState, TableMention } from './parse-state.ts';
 import type { ColInfo } from './schema-index.ts';
@@ -22,10 +22,10 @@ export function resolveTable(m: TableMention): string {
 
 /** Pick a column candidate: one next to a table mention, else the subject's, else a named
  * table's, else the best-scored nearest the subject. */
-export function resolveColumn(state: ParseState, m: ColumnMention): ColRef {
+export function resolveColumn(state: ParseState, m: ColumnMention): ColumnRef {
   const cands = m.cands;
   if (cands.length === 1) return { table: cands[0].table, column: cands[0].column };
-  const byTable = (t: string): ColRef | null => {
+  const byTable = (t: string): ColumnRef | null => {
     const hit = cands.find((c) => c.table === t);
     return hit ? { table: hit.table, column: hit.column } : null;
   };
@@ -63,7 +63,7 @@ export function resolveColumn(state: ParseState, m: ColumnMention): ColRef {
 
 /** Like resolveColumn, but a table the question names wins over adjacency: used before the
  * subject is known. */
-export function resolveColumnByNamedTables(state: ParseState, m: ColumnMention): ColRef {
+export function resolveColumnByNamedTables(state: ParseState, m: ColumnMention): ColumnRef {
   for (const t of tablesInQuestion(state)) {
     const hit = m.cands.find((c) => c.table === t);
     if (hit) return { table: hit.table, column: hit.column };
@@ -71,12 +71,12 @@ export function resolveColumnByNamedTables(state: ParseState, m: ColumnMention):
   return resolveColumn(state, m);
 }
 
-export function columnInfo(state: ParseState, c: ColRef): ColInfo {
+export function columnInfo(state: ParseState, c: ColumnRef): ColInfo {
   return state.index.col(c.table, c.column)!;
 }
 
 /** A column of one of `tables` (searched in order) whose words include one of `words`. */
-export function findColumn(state: ParseState, words: string[], tables: string[], accept: (c: ColInfo) => boolean = () => true): ColRef | null {
+export function findColumn(state: ParseState, words: string[], tables: string[], accept: (c: ColInfo) => boolean = () => true): ColumnRef | null {
   for (const w of words) {
     for (const t of tables) {
       const info = state.index.tables.get(t);
@@ -116,29 +116,29 @@ export function revenueMeasure(state: ParseState): Measure | null {
   const lineTable = lineItemsTable(state);
   if (lineTable) {
     const line = state.index.table(lineTable).line!;
-    return { k: 'line', table: lineTable, qty: line.qty, price: line.price };
+    return { kind: 'line', table: lineTable, quantity: line.quantity, price: line.price };
   }
   const col = findColumn(state, ['revenue', 'sale', 'total', 'amount'], nearbyTables(state), (c) => c.numeric);
-  return col ? { k: 'col', c: col } : null;
+  return col ? { kind: 'column', column: col } : null;
 }
 
 /** What "units"/"sold" sums: the line items' quantity, else a quantity-like column. */
 export function unitsMeasure(state: ParseState): Measure | null {
   const lineTable = lineItemsTable(state);
-  if (lineTable) return { k: 'col', c: { table: lineTable, column: state.index.table(lineTable).line!.qty } };
+  if (lineTable) return { kind: 'column', column: { table: lineTable, column: state.index.table(lineTable).line!.quantity } };
   const col = findColumn(state, ['quantity', 'qty', 'unit', 'sold'], nearbyTables(state), (c) => c.numeric);
-  return col ? { k: 'col', c: col } : null;
+  return col ? { kind: 'column', column: col } : null;
 }
 
 /** The column "value", "amount", "over 500" mean for `table`, if it has one. */
-export function defaultMeasure(state: ParseState, table: string | null): ColRef | null {
+export function defaultMeasure(state: ParseState, table: string | null): ColumnRef | null {
   if (!table) return null;
   const info = state.index.table(table);
   return info.measure ? { table, column: info.measure } : null;
 }
 
 /** Averaged rather than summed when its rows are aggregated: ratings, prices, ages. */
-export function defaultAggregate(state: ParseState, c: ColRef): AggFn {
+export function defaultAggregate(state: ParseState, c: ColumnRef): AggregateFn {
   const words = columnInfo(state, c).words;
   return words.some((x) => ['rating', 'score', 'price', 'age', 'grade', 'rate'].includes(x)) ? 'avg' : 'sum';
 }
@@ -153,9 +153,9 @@ export function isChildTable(state: ParseState, table: string): boolean {
 /** Tables being aggregated so far (or named by a revenue word). */
 export function measuredTables(state: ParseState): string[] {
   const out: string[] = [];
-  for (const a of state.selectAggregates) out.push(measureTable(a.m));
-  for (const h of state.having) out.push(measureTable(h.a.m));
-  for (const o of state.orderBy) if (o.item.k === 'agg') out.push(measureTable(o.item.a.m));
+  for (const a of state.selectAggregates) out.push(measureTable(a.measure));
+  for (const h of state.having) out.push(measureTable(h.aggregate.measure));
+  for (const o of state.orderBy) if (o.item.kind === 'aggregate') out.push(measureTable(o.item.aggregate.measure));
   if (out.length === 0 && state.tokens.some((x) => REVENUE_WORDS.has(x.lower))) {
     const m = revenueMeasure(state);
     if (m) out.push(measureTable(m));

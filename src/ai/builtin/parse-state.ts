@@ -5,7 +5,7 @@
 // Also the token helpers every pass shares (word at a position, phrase matching, consuming).
 import { GenerationFailedError } from '../../errors.ts';
 import type { Mention } from './link.ts';
-import type { Agg, Cmp, ColRef, Cond, ExistsCond, Item, Plan } from './plan.ts';
+import type { Aggregate, CompareOp, ColumnRef, Condition, ExistsCondition, Item, Plan } from './plan.ts';
 import type { SchemaIndex } from './schema-index.ts';
 import type { Token } from './text.ts';
 
@@ -17,7 +17,7 @@ export interface AskedFor {
   kind: 'table' | 'column';
   table: string;
   /** Set when kind is 'column'. */
-  column?: ColRef;
+  column?: ColumnRef;
   /** Tokens where it is named. */
   start: number;
   end?: number;
@@ -25,7 +25,7 @@ export interface AskedFor {
 
 /** A NOT EXISTS found by the negation pass, with the span of its clause: conditions recorded
  * inside the span belong inside the subquery (assemble.ts moves them). */
-export type NegatedExists = ExistsCond & { pos: number; end: number };
+export type NegatedExists = ExistsCondition & { pos: number; end: number };
 
 export interface GroupCandidate {
   item: Item;
@@ -47,18 +47,18 @@ export interface ParseState {
   readonly claimed: Set<Mention>;
   /** End of the question's head ("how many", "what are the", …). */
   headEnd: number;
-  intent: 'list' | 'count' | 'agg';
+  intent: 'list' | 'count' | 'aggregate';
   /** "different"/"distinct"/"unique" in the head. */
   distinct: boolean;
   /** The table whose rows the question is about. */
   subject: string | null;
   asked: AskedFor | null;
-  selectAggregates: Agg[];
-  conditions: Cond[];
+  selectAggregates: Aggregate[];
+  conditions: Condition[];
   /** Token where each condition was said, for scoping it into a negation's clause. */
-  readonly conditionPos: Map<Cond, number>;
+  readonly conditionPos: Map<Condition, number>;
   negatedExists: NegatedExists[];
-  having: { a: Agg; op: Cmp; value: number }[];
+  having: { aggregate: Aggregate; op: CompareOp; value: number }[];
   /** "fewer than 2 orders": correlated counts, so zero related rows still count. */
   relatedCounts: Plan['counts'];
   orderBy: { item: Item; dir: 'ASC' | 'DESC' }[];
@@ -85,7 +85,7 @@ export function createParseState(tokens: Token[], mentions: Mention[], index: Sc
     asked: null,
     selectAggregates: [],
     conditions: [],
-    conditionPos: new Map<Cond, number>(),
+    conditionPos: new Map<Condition, number>(),
     negatedExists: [],
     having: [],
     relatedCounts: [],
@@ -147,7 +147,7 @@ export function isYearAt(state: ParseState, i: number): boolean {
   return !!tok && tok.kind === 'number' && /^\d{4}$/.test(tok.raw) && tok.num! >= 1900 && tok.num! <= 2100;
 }
 
-export function addCondition(state: ParseState, cond: Cond, pos: number): void {
+export function addCondition(state: ParseState, cond: Condition, pos: number): void {
   state.conditions.push(cond);
   state.conditionPos.set(cond, pos);
 }

@@ -3,57 +3,57 @@
 // dialect, choosing the base table, the joins along foreign keys and EXISTS subqueries.
 import type { DatePart } from '../dialect.ts';
 
-export type AggFn = 'count' | 'sum' | 'avg' | 'min' | 'max';
-export type Cmp = '>' | '>=' | '<' | '<=' | '=' | '<>';
+export type AggregateFn = 'count' | 'sum' | 'avg' | 'min' | 'max';
+export type CompareOp = '>' | '>=' | '<' | '<=' | '=' | '<>';
 
-export interface ColRef {
+export interface ColumnRef {
   table: string;
   column: string;
 }
 
 export type Measure =
   /** A column's values. */
-  | { k: 'col'; c: ColRef }
+  | { kind: 'column'; column: ColumnRef }
   /** quantity × unit price of a line-items table ("revenue", "sales"). */
-  | { k: 'line'; table: string; qty: string; price: string }
+  | { kind: 'line'; table: string; quantity: string; price: string }
   /** The rows of a table (COUNT(*)). */
-  | { k: 'rows'; table: string };
+  | { kind: 'rows'; table: string };
 
-export interface Agg {
-  fn: AggFn;
-  m: Measure;
+export interface Aggregate {
+  fn: AggregateFn;
+  measure: Measure;
   distinct?: boolean;
 }
 
 export type Item =
-  | { k: 'col'; c: ColRef }
+  | { kind: 'column'; column: ColumnRef }
   /** The columns that identify a row of the table to a reader (name, first+last name, title). */
-  | { k: 'label'; table: string }
-  | { k: 'agg'; a: Agg }
-  | { k: 'bucket'; c: ColRef; part: DatePart };
+  | { kind: 'label'; table: string }
+  | { kind: 'aggregate'; aggregate: Aggregate }
+  | { kind: 'bucket'; column: ColumnRef; part: DatePart };
 
-export type Cond =
-  | { k: 'cmp'; c: ColRef; op: Cmp; value: number | string }
-  | { k: 'in'; c: ColRef; values: (string | number)[]; negate: boolean }
-  | { k: 'like'; c: ColRef; pattern: string; negate: boolean; how: 'prefix' | 'suffix' | 'contains' }
+export type Condition =
+  | { kind: 'compare'; column: ColumnRef; op: CompareOp; value: number | string }
+  | { kind: 'in'; column: ColumnRef; values: (string | number)[]; negate: boolean }
+  | { kind: 'like'; column: ColumnRef; pattern: string; negate: boolean; how: 'prefix' | 'suffix' | 'contains' }
   /** from inclusive, to exclusive (ISO dates). */
-  | { k: 'range'; c: ColRef; from: string | null; to: string | null }
-  | { k: 'null'; c: ColRef; negate: boolean };
+  | { kind: 'range'; column: ColumnRef; from: string | null; to: string | null }
+  | { kind: 'null'; column: ColumnRef; negate: boolean };
 
 /** Rows of `subject` for which a related `target` row exists (or, negated, none does). */
-export interface ExistsCond {
+export interface ExistsCondition {
   negate: boolean;
   target: string;
-  conds: Cond[];
+  conditions: Condition[];
 }
 
 /** (SELECT COUNT(*) of related `target` rows) op value, correlated with the subject; used
  * where zero related rows must still count ("fewer than 2 orders"). */
-export interface CountCond {
+export interface CountCondition {
   target: string;
-  op: Cmp;
+  op: CompareOp;
   value: number;
-  conds: Cond[];
+  conditions: Condition[];
 }
 
 export interface Plan {
@@ -61,11 +61,11 @@ export interface Plan {
   subject: string;
   select: Item[];
   distinct: boolean;
-  conds: Cond[];
-  exists: ExistsCond[];
-  counts: CountCond[];
+  conditions: Condition[];
+  exists: ExistsCondition[];
+  counts: CountCondition[];
   groupBy: Item[];
-  having: { a: Agg; op: Cmp; value: number }[];
+  having: { aggregate: Aggregate; op: CompareOp; value: number }[];
   orderBy: { item: Item; dir: 'ASC' | 'DESC' }[];
   limit: number | null;
   /** Tables a join path should pass through when there is a choice (named by verbs). */
@@ -73,11 +73,11 @@ export interface Plan {
 }
 
 export function emptyPlan(subject: string): Plan {
-  return { subject, select: [], distinct: false, conds: [], exists: [], counts: [], groupBy: [], having: [], orderBy: [], limit: null, via: [] };
+  return { subject, select: [], distinct: false, conditions: [], exists: [], counts: [], groupBy: [], having: [], orderBy: [], limit: null, via: [] };
 }
 
 export function measureTable(m: Measure): string {
-  return m.k === 'col' ? m.c.table : m.table;
+  return m.kind === 'column' ? m.column.table : m.table;
 }
 
 export function sameItem(a: Item, b: Item): boolean {

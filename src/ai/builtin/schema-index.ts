@@ -33,7 +33,7 @@ export interface TableInfo {
   measure: string | null;
   dates: string[];
   /** quantity × unit price columns, when the table holds line items. */
-  line: { qty: string; price: string } | null;
+  line: { quantity: string; price: string } | null;
 }
 
 /** A foreign key: `from`'s columns reference `to`'s (many `from` rows per `to` row). */
@@ -308,7 +308,7 @@ function describeTable(t: SchemaTable): TableInfo {
   }
   const qty = numericCols.find((c) => c.words.some((w) => w === 'quantity' || w === 'qty'));
   const unitPrice = numericCols.find((c) => c.words.includes('price'));
-  const line = qty && unitPrice ? { qty: qty.name, price: unitPrice.name } : null;
+  const line = qty && unitPrice ? { quantity: qty.name, price: unitPrice.name } : null;
   return {
     name: t.name, schema: t.schema, words, cols, pk, label, person, measure,
     dates: cols.filter((c) => c.date).map((c) => c.name), line,

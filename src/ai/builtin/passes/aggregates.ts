@@ -3,7 +3,7 @@
 // bare measure words ("revenue per category", "units sold by month") → state.selectAggregates,
 // turning a list question into an aggregate one.
 import { AGG_WORDS, FILLER, REVENUE_WORDS, UNITS_WORDS } from '../lexicon.ts';
-import type { AggFn, Item, Measure } from '../plan.ts';
+import type { AggregateFn, Item, Measure } from '../plan.ts';
 import { consume, matchWords, skipWords, word, type ParseState } from '../parse-state.ts';
 import { measurePhraseAt } from '../parse-phrases.ts';
 import { columnInfo, defaultMeasure, resolveColumn, revenueMeasure, unitsMeasure } from '../parse-schema.ts';
@@ -13,7 +13,7 @@ export function readAggregates(state: ParseState): void {
   for (let i = 0; i < tokens.length; i++) {
     if (state.consumed[i]) continue;
     // "average, minimum and maximum age": several functions, one column.
-    const fns: AggFn[] = [];
+    const fns: AggregateFn[] = [];
     let j = i;
     while (j < tokens.length && !state.consumed[j]) {
       const f = AGG_WORDS[word(state, j)];
@@ -47,17 +47,17 @@ export function readAggregates(state: ParseState): void {
       if (m && m.kind === 'column') continue;
       const c = defaultMeasure(state, state.subject);
       if (!c || fns.length !== 1) continue;
-      item = { k: 'col', c };
+      item = { kind: 'column', column: c };
       end = i + 1;
     }
-    const base = item.k === 'agg' ? item.a.m : item.k === 'col' ? ({ k: 'col', c: item.c } as Measure) : null;
+    const base = item.kind === 'aggregate' ? item.aggregate.measure : item.kind === 'column' ? ({ kind: 'column', column: item.column } as Measure) : null;
     if (!base) continue;
     consume(state, i, end);
     for (const f of fns) {
-      if (item.k === 'agg' && fns.length === 1 && item.a.fn !== 'count') state.selectAggregates.push({ ...item.a, fn: item.a.m.k === 'rows' ? 'count' : f });
-      else state.selectAggregates.push({ fn: base.k === 'rows' ? 'count' : f, m: base });
+      if (item.kind === 'aggregate' && fns.length === 1 && item.aggregate.fn !== 'count') state.selectAggregates.push({ ...item.aggregate, fn: item.aggregate.measure.kind === 'rows' ? 'count' : f });
+      else state.selectAggregates.push({ fn: base.kind === 'rows' ? 'count' : f, measure: base });
     }
-    if (state.intent === 'list') state.intent = 'agg';
+    if (state.intent === 'list') state.intent = 'aggregate';
     i = end - 1;
   }
   // "… and the number of singers in each country": a count anywhere in the question.
@@ -68,10 +68,10 @@ export function readAggregates(state: ParseState): void {
     if (i > 0 && mentionAt[i - 1]?.kind === 'column') continue;
     if (word(state, i) === 'total' && !matchWords(state, i, ['total', 'number|count'])) continue;
     const measure = measurePhraseAt(state, i);
-    if (!measure || measure.item.k !== 'agg') continue;
+    if (!measure || measure.item.kind !== 'aggregate') continue;
     consume(state, i, measure.end);
-    state.selectAggregates.push(measure.item.a);
-    if (state.intent === 'list') state.intent = 'agg';
+    state.selectAggregates.push(measure.item.aggregate);
+    if (state.intent === 'list') state.intent = 'aggregate';
   }
   // Bare measure words: "revenue per category", "units sold by month".
   for (let i = 0; i < tokens.length; i++) {
@@ -82,11 +82,11 @@ export function readAggregates(state: ParseState): void {
       if (!m) continue;
       consume(state, i, i + 1);
       if (word(state, i + 1) === 'sold') consume(state, i + 1, i + 2);
-      if (state.selectAggregates.some((a) => JSON.stringify(a.m) === JSON.stringify(m))) continue;
-      if (state.intent === 'count' && UNITS_WORDS.has(w)) state.intent = 'agg';
-      if (state.intent === 'list' || state.intent === 'agg') {
-        state.selectAggregates.push({ fn: 'sum', m });
-        state.intent = 'agg';
+      if (state.selectAggregates.some((a) => JSON.stringify(a.measure) === JSON.stringify(m))) continue;
+      if (state.intent === 'count' && UNITS_WORDS.has(w)) state.intent = 'aggregate';
+      if (state.intent === 'list' || state.intent === 'aggregate') {
+        state.selectAggregates.push({ fn: 'sum', measure: m });
+        state.intent = 'aggregate';
       }
     }
   }

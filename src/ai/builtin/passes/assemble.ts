@@ -5,7 +5,7 @@
 // sort key where nothing was named), EXISTS for related tables and verbs left over, and the
 // join route verbs imply.
 import { VERBS } from '../lexicon.ts';
-import type { Agg, Cond, Item, Plan } from '../plan.ts';
+import type { Aggregate, Condition, Item, Plan } from '../plan.ts';
 import { emptyPlan, measureTable, sameItem } from '../plan.ts';
 import { claim, consume, word, type ParseState } from '../parse-state.ts';
 import { columnInfo, isChildTable, resolveColumn, resolveTable, verbTarget } from '../parse-schema.ts';
@@ -17,8 +17,8 @@ export function assemblePlan(state: ParseState): Plan {
   const asked = state.asked;
   const askedItem: Item | null = asked
     ? asked.kind === 'column' && asked.column
-      ? { k: 'col', c: asked.column }
-      : { k: 'label', table: asked.table }
+      ? { kind: 'column', column: asked.column }
+      : { kind: 'label', table: asked.table }
     : null;
 
   // Conditions inside a negation's clause go into its NOT EXISTS.
@@ -26,34 +26,34 @@ export function assemblePlan(state: ParseState): Plan {
     for (const c of [...state.conditions]) {
       const pos = state.conditionPos.get(c) ?? -1;
       if (pos < ex.pos || pos > ex.end) continue;
-      const t = c.c.table;
+      const t = c.column.table;
       if (t === subject) continue;
       const p = index.path(subject, t);
       if (!p || (t !== ex.target && !p.some((s) => s.table === ex.target))) continue;
-      ex.conds.push(c);
+      ex.conditions.push(c);
       state.conditions.splice(state.conditions.indexOf(c), 1);
     }
-    plan.exists.push({ negate: ex.negate, target: ex.target, conds: ex.conds });
+    plan.exists.push({ negate: ex.negate, target: ex.target, conditions: ex.conditions });
   }
   // Conditions on the related table of a "fewer than N orders" count go inside it.
   for (const count of state.relatedCounts) {
     for (const c of [...state.conditions]) {
-      if (c.c.table === count.target) {
-        count.conds.push(c);
+      if (c.column.table === count.target) {
+        count.conditions.push(c);
         state.conditions.splice(state.conditions.indexOf(c), 1);
       }
     }
     plan.counts.push(count);
   }
   // Two equalities on one column can only both hold as alternatives: "X or Y".
-  const merged: Cond[] = [];
+  const merged: Condition[] = [];
   for (const c of state.conditions) {
-    const prev = merged.find((m) => m.k === 'in' && c.k === 'in' && !m.negate && !c.negate && m.c.table === c.c.table && m.c.column === c.c.column);
-    if (prev && prev.k === 'in' && c.k === 'in') {
+    const prev = merged.find((m) => m.kind === 'in' && c.kind === 'in' && !m.negate && !c.negate && m.column.table === c.column.table && m.column.column === c.column.column);
+    if (prev && prev.kind === 'in' && c.kind === 'in') {
       for (const v of c.values) if (!prev.values.includes(v)) prev.values.push(v);
     } else merged.push(c);
   }
-  plan.conds = merged;
+  plan.conditions = merged;
   const selectAggregates = state.selectAggregates.filter((a, k) => state.selectAggregates.findIndex((b) => JSON.stringify(a) === JSON.stringify(b)) === k);
   state.selectAggregates = selectAggregates;
   plan.having = state.having;
@@ -66,10 +66,10 @@ export function assemblePlan(state: ParseState): Plan {
     if (m.start < tokens.length && state.consumed[m.start] && !(asked && m.start === asked.start)) continue;
     if (m.kind === 'column' && (!m.weak || m.start < state.headEnd + 3)) {
       const c = resolveColumn(state, m);
-      explicit.push({ k: 'col', c });
+      explicit.push({ kind: 'column', column: c });
     }
   }
-  const aggregated = selectAggregates.length > 0 || state.having.length > 0 || state.orderBy.some((o) => o.item.k === 'agg');
+  const aggregated = selectAggregates.length > 0 || state.having.length > 0 || state.orderBy.some((o) => o.item.kind === 'aggregate');
 
   // Grouping: explicit "per X", else the asked-for entity when something is aggregated
   // over another table ("customers with more than 5 orders", "city with most customers").
@@ -81,49 +81,49 @@ export function assemblePlan(state: ParseState): Plan {
       continue;
     }
     // "the email of every customer": without an aggregate, "every" only means all.
-    if (!isAggregate && g.item.k !== 'bucket') continue;
+    if (!isAggregate && g.item.kind !== 'bucket') continue;
     groupBy.push(g.item);
-    if (g.item.k === 'bucket' && state.orderBy.length === 0) plan.orderBy.push({ item: g.item, dir: 'ASC' });
+    if (g.item.kind === 'bucket' && state.orderBy.length === 0) plan.orderBy.push({ item: g.item, dir: 'ASC' });
   }
 
   if (state.intent === 'count') {
     if (asked?.kind === 'column' && asked.column && state.distinct) {
-      selectAggregates.unshift({ fn: 'count', m: { k: 'col', c: asked.column }, distinct: true });
+      selectAggregates.unshift({ fn: 'count', measure: { kind: 'column', column: asked.column }, distinct: true });
     } else if (asked?.kind === 'column' && asked.column && !columnInfo(state, asked.column).pk && groupBy.length === 0 && columnInfo(state, asked.column).text) {
-      selectAggregates.unshift({ fn: 'count', m: { k: 'col', c: asked.column }, distinct: true });
+      selectAggregates.unshift({ fn: 'count', measure: { kind: 'column', column: asked.column }, distinct: true });
     } else {
-      selectAggregates.unshift({ fn: 'count', m: { k: 'rows', table: subject } });
+      selectAggregates.unshift({ fn: 'count', measure: { kind: 'rows', table: subject } });
     }
   }
 
   const entityGroupNeeded =
     groupBy.length === 0 &&
-    (state.wantsEntityGroup || state.orderBy.some((o) => o.item.k === 'agg')) &&
+    (state.wantsEntityGroup || state.orderBy.some((o) => o.item.kind === 'aggregate')) &&
     askedItem !== null &&
-    (state.having.length > 0 || state.orderBy.some((o) => o.item.k === 'agg')) &&
+    (state.having.length > 0 || state.orderBy.some((o) => o.item.kind === 'aggregate')) &&
     !(state.intent === 'count');
   if (entityGroupNeeded) {
     // The aggregate counts/sums rows of another table per asked-for entity (or column).
-    const aggregatedTables = [...state.having.map((h) => measureTable(h.a.m)), ...state.orderBy.filter((o) => o.item.k === 'agg').map((o) => measureTable((o.item as { a: Agg }).a.m))];
-    const overSelf = asked?.kind === 'table' && aggregatedTables.every((t) => t === asked.table) && state.orderBy.every((o) => o.item.k !== 'agg' || (o.item.a.m.k !== 'rows'));
+    const aggregatedTables = [...state.having.map((h) => measureTable(h.aggregate.measure)), ...state.orderBy.filter((o) => o.item.kind === 'aggregate').map((o) => measureTable((o.item as { aggregate: Aggregate }).aggregate.measure))];
+    const overSelf = asked?.kind === 'table' && aggregatedTables.every((t) => t === asked.table) && state.orderBy.every((o) => o.item.kind !== 'aggregate' || (o.item.aggregate.measure.kind !== 'rows'));
     if (!overSelf || asked?.kind === 'column') groupBy.push(askedItem!);
   }
 
   const select: Item[] = [];
-  if (state.intent === 'count' || state.intent === 'agg') {
+  if (state.intent === 'count' || state.intent === 'aggregate') {
     for (const g of groupBy) select.push(g);
-    for (const a of selectAggregates) select.push({ k: 'agg', a });
+    for (const a of selectAggregates) select.push({ kind: 'aggregate', aggregate: a });
     if (selectAggregates.length === 0) {
       if (explicit.length > 0) select.push(...explicit);
       else if (askedItem) select.push(askedItem);
     }
   } else {
     const tablesUsed = new Set<string>([subject]);
-    for (const c of plan.conds) tablesUsed.add(c.c.table);
+    for (const c of plan.conditions) tablesUsed.add(c.column.table);
     if (explicit.length > 0) {
       select.push(...explicit);
       // "which cities …": an attribute asked for directly lists its distinct values.
-      if (explicit.length === 1 && asked?.kind === 'column' && asked.column && sameItem(explicit[0], { k: 'col', c: asked.column }) && groupBy.length === 0) {
+      if (explicit.length === 1 && asked?.kind === 'column' && asked.column && sameItem(explicit[0], { kind: 'column', column: asked.column }) && groupBy.length === 0) {
         const info = index.table(asked.table);
         if (!info.label.includes(asked.column.column) && word(state, asked.end ?? 0) !== 'of' && !columnInfo(state, asked.column).pk) plan.distinct = true;
       }
@@ -145,15 +145,15 @@ export function assemblePlan(state: ParseState): Plan {
         if (isChildTable(state, t)) {
           // "customers with orders": an existence condition, not a projection.
           if (word(state, m.start - 1) === 'with' || word(state, m.start - 2) === 'with') {
-            plan.exists.push({ negate: false, target: t, conds: [] });
+            plan.exists.push({ negate: false, target: t, conditions: [] });
             continue;
           }
         }
-        select.push({ k: 'label', table: t });
+        select.push({ kind: 'label', table: t });
       }
     }
     for (const g of groupBy) if (!select.some((s) => sameItem(s, g))) select.unshift(g);
-    if (selectAggregates.length > 0) for (const a of selectAggregates) select.push({ k: 'agg', a });
+    if (selectAggregates.length > 0) for (const a of selectAggregates) select.push({ kind: 'aggregate', aggregate: a });
   }
   // "students who have a pet", "dogs who have gone through any treatments": a related
   // table nobody else used is an existence condition.
@@ -161,21 +161,21 @@ export function assemblePlan(state: ParseState): Plan {
     if (m.kind !== 'table' || state.claimed.has(m) || state.consumed[m.start]) continue;
     const t = resolveTable(m);
     if (t === subject || !isChildTable(state, t) || plan.exists.some((e) => e.target === t)) continue;
-    if (select.some((x) => x.k === 'label' && x.table === t)) continue;
+    if (select.some((x) => x.kind === 'label' && x.table === t)) continue;
     if (['have', 'has', 'had', 'placed', 'made', 'with', 'any', 'some', 'written', 'through'].some((x) => word(state, m.start - 1) === x || word(state, m.start - 2) === x)) {
-      plan.exists.push({ negate: false, target: t, conds: [] });
+      plan.exists.push({ negate: false, target: t, conditions: [] });
       claim(state, m);
     }
   }
   // Verb without object: "customers who ordered" → EXISTS on the verb's table.
-  if (plan.exists.length === 0 && plan.conds.every((c) => c.c.table === subject) && state.intent !== 'agg') {
+  if (plan.exists.length === 0 && plan.conditions.every((c) => c.column.table === subject) && state.intent !== 'aggregate') {
     for (let i = state.headEnd; i < tokens.length; i++) {
       if (state.consumed[i]) continue;
       const verbWords = VERBS[word(state, i)];
       if (!verbWords || !['who', 'that', 'which', 'have', 'has', 'had'].includes(word(state, i - 1))) continue;
       const t = verbTarget(state, verbWords, subject);
       if (t && isChildTable(state, t)) {
-        plan.exists.push({ negate: false, target: t, conds: [] });
+        plan.exists.push({ negate: false, target: t, conditions: [] });
         consume(state, i, i + 1);
       }
     }
@@ -185,17 +185,17 @@ export function assemblePlan(state: ParseState): Plan {
   // were asked for by name.
   plan.orderBy = [...state.orderBy, ...plan.orderBy];
   for (const o of plan.orderBy) {
-    if (o.item.k === 'label' && o.item.table === '') o.item = askedItem ?? { k: 'label', table: subject };
+    if (o.item.kind === 'label' && o.item.table === '') o.item = askedItem ?? { kind: 'label', table: subject };
   }
   // With columns named in the question only an aggregate sort key is added ("which city
   // has the most customers" shows the count); without any, the sort key is shown too.
-  const explicitOthers = explicit.filter((e) => !(asked?.kind === 'column' && asked.column && sameItem(e, { k: 'col', c: asked.column })));
+  const explicitOthers = explicit.filter((e) => !(asked?.kind === 'column' && asked.column && sameItem(e, { kind: 'column', column: asked.column })));
   if (state.intent === 'list' && explicitOthers.length === 0) {
     for (const o of plan.orderBy) {
-      if (o.item.k === 'label' || o.item.k === 'bucket') continue;
-      if (explicit.length > 0 && o.item.k !== 'agg') continue;
+      if (o.item.kind === 'label' || o.item.kind === 'bucket') continue;
+      if (explicit.length > 0 && o.item.kind !== 'aggregate') continue;
       if (!select.some((s) => sameItem(s, o.item))) {
-        if (o.item.k === 'col' && asked?.kind === 'table' && index.table(asked.table).label.length === 0 && o.item.c.table === asked.table) continue;
+        if (o.item.kind === 'column' && asked?.kind === 'table' && index.table(asked.table).label.length === 0 && o.item.column.table === asked.table) continue;
         select.push(o.item);
       }
     }

@@ -5,14 +5,14 @@
 // condition; an aggregate a HAVING (grouped per asked-for entity); "fewer than N" related rows
 // a correlated count, so rows with none still qualify.
 import { AGG_WORDS, COMPARATIVE_COLUMNS, COMPARATORS, FILLER, REVENUE_WORDS, SYNONYMS, UNITS_WORDS } from '../lexicon.ts';
-import type { Agg, Cmp, ColRef, Item } from '../plan.ts';
+import type { Aggregate, CompareOp, ColumnRef, Item } from '../plan.ts';
 import { addCondition, claim, consume, fail, matchWords, numberAt, skipWords, word, type ParseState } from '../parse-state.ts';
 import {
   columnInfo, defaultAggregate, defaultMeasure, findColumn, isChildTable, nearbyTables, resolveColumn, resolveTable,
   revenueMeasure, unitsMeasure,
 } from '../parse-schema.ts';
 
-const NEGATED: Record<Cmp, Cmp> = { '>': '<=', '>=': '<', '<': '>=', '<=': '>', '=': '<>', '<>': '=' };
+const NEGATED: Record<CompareOp, CompareOp> = { '>': '<=', '>=': '<', '<': '>=', '<=': '>', '=': '<>', '<>': '=' };
 
 /** Words passed over looking back from a comparator for what it compares. */
 const SKIP_BACK = new Set(['is', 'are', 'was', 'were', 'be', 'of', 'a', 'an', 'the', 'with', 'has', 'have', 'had', 'having', 'whose', 'that', 'which', 'where', 'their', 'its', 'value', 'been', 'total', 'own', 'than']);
@@ -29,14 +29,14 @@ export function comparedBefore(state: ParseState, i: number): { item: Item; agg:
       const m = revenueMeasure(state);
       if (m) {
         consume(state, k, k + 1);
-        return { item: { k: 'agg', a: { fn: 'sum', m } }, agg: true, start: k };
+        return { item: { kind: 'aggregate', aggregate: { fn: 'sum', measure: m } }, agg: true, start: k };
       }
     }
     if (w === 'sold' || w === 'sell' || w === 'sells') {
       const m = unitsMeasure(state);
       if (m) {
         consume(state, k, k + 1);
-        return { item: { k: 'agg', a: { fn: 'sum', m } }, agg: true, start: k };
+        return { item: { kind: 'aggregate', aggregate: { fn: 'sum', measure: m } }, agg: true, start: k };
       }
     }
     const m = state.mentionAt[k];
@@ -48,17 +48,17 @@ export function comparedBefore(state: ParseState, i: number): { item: Item; agg:
       const aggWord = AGG_WORDS[word(state, m.start - 1)];
       if (aggWord && !state.consumed[m.start - 1]) {
         consume(state, m.start - 1, m.start);
-        return { item: { k: 'agg', a: { fn: aggWord, m: { k: 'col', c } } }, agg: true, start: m.start - 1 };
+        return { item: { kind: 'aggregate', aggregate: { fn: aggWord, measure: { kind: 'column', column: c } } }, agg: true, start: m.start - 1 };
       }
       if (isChildTable(state, c.table) && defaultAggregate(state, c) === 'avg') {
-        return { item: { k: 'agg', a: { fn: 'avg', m: { k: 'col', c } } }, agg: true, start: m.start };
+        return { item: { kind: 'aggregate', aggregate: { fn: 'avg', measure: { kind: 'column', column: c } } }, agg: true, start: m.start };
       }
-      return { item: { k: 'col', c }, agg: false, start: m.start };
+      return { item: { kind: 'column', column: c }, agg: false, start: m.start };
     }
     if (m && m.kind === 'table') {
       // "orders over 500": the table's measure.
       const c = defaultMeasure(state, resolveTable(m));
-      if (c) return { item: { k: 'col', c }, agg: false, start: k + 1 };
+      if (c) return { item: { kind: 'column', column: c }, agg: false, start: k + 1 };
       return null;
     }
     // Verbs and synonyms that name a column: "costs more than", "rated above".
@@ -67,8 +67,8 @@ export function comparedBefore(state: ParseState, i: number): { item: Item; agg:
       const c = findColumn(state, synonyms.flatMap((s) => s.split(' ')), nearbyTables(state), (x) => x.numeric);
       if (c) {
         consume(state, k, k + 1);
-        if (isChildTable(state, c.table)) return { item: { k: 'agg', a: { fn: defaultAggregate(state, c), m: { k: 'col', c } } }, agg: true, start: k };
-        return { item: { k: 'col', c }, agg: false, start: k };
+        if (isChildTable(state, c.table)) return { item: { kind: 'aggregate', aggregate: { fn: defaultAggregate(state, c), measure: { kind: 'column', column: c } } }, agg: true, start: k };
+        return { item: { kind: 'column', column: c }, agg: false, start: k };
       }
     }
     if (!SKIP_BACK.has(w) && !FILLER.has(w)) return null;
@@ -77,21 +77,21 @@ export function comparedBefore(state: ParseState, i: number): { item: Item; agg:
 }
 
 /** A WHERE comparison on a plain column (two for "between"); aggregates are ignored here. */
-function addComparison(state: ParseState, item: Item, op: Cmp, value: number, value2: number | null, pos: number): void {
-  if (item.k !== 'col') return;
+function addComparison(state: ParseState, item: Item, op: CompareOp, value: number, value2: number | null, pos: number): void {
+  if (item.kind !== 'column') return;
   if (value2 !== null) {
-    addCondition(state, { k: 'cmp', c: item.c, op: '>=', value }, pos);
-    addCondition(state, { k: 'cmp', c: item.c, op: '<=', value: value2 }, pos);
-  } else addCondition(state, { k: 'cmp', c: item.c, op, value }, pos);
+    addCondition(state, { kind: 'compare', column: item.column, op: '>=', value }, pos);
+    addCondition(state, { kind: 'compare', column: item.column, op: '<=', value: value2 }, pos);
+  } else addCondition(state, { kind: 'compare', column: item.column, op, value }, pos);
 }
 
 export function readComparisons(state: ParseState): void {
   const { tokens, mentionAt } = state;
   for (let i = 0; i < tokens.length; i++) {
     if (state.consumed[i]) continue;
-    let op: Cmp | null = null;
+    let op: CompareOp | null = null;
     let n = 0;
-    let comparative: { words: string[]; op: Cmp } | null = null;
+    let comparative: { words: string[]; op: CompareOp } | null = null;
     const comparativeColumn = COMPARATIVE_COLUMNS[word(state, i)];
     if (comparativeColumn && word(state, i + 1) === 'than') {
       comparative = comparativeColumn;
@@ -106,7 +106,7 @@ export function readComparisons(state: ParseState): void {
       const v = numberAt(state, inside.end + 1)!;
       claim(state, inside);
       consume(state, i, inside.end + 2);
-      addComparison(state, { k: 'col', c }, split[1], v, null, i);
+      addComparison(state, { kind: 'column', column: c }, split[1], v, null, i);
       continue;
     }
     if (!op && word(state, i) === 'between') {
@@ -127,7 +127,7 @@ export function readComparisons(state: ParseState): void {
     if (!op) continue;
     let numberPos = skipWords(state, i + n, ['a', 'an', 'the', 'total', 'of', 'value']);
     // "above age 20": the column between comparator and number.
-    let between: ColRef | null = null;
+    let between: ColumnRef | null = null;
     const betweenMention = mentionAt[numberPos];
     if (betweenMention && betweenMention.kind === 'column' && numberAt(state, betweenMention.end) !== null) {
       between = resolveColumn(state, betweenMention);
@@ -146,11 +146,11 @@ export function readComparisons(state: ParseState): void {
     const negate = word(state, i - 1) === 'not';
     if (negate) op = NEGATED[op];
     const startTok = negate ? i - 1 : i;
-    const addHaving = (a: Agg): void => {
+    const addHaving = (a: Aggregate): void => {
       const o = op!;
       if (value2 !== null) {
-        state.having.push({ a, op: '>=', value: value! }, { a, op: '<=', value: value2 });
-      } else state.having.push({ a, op: o, value: value! });
+        state.having.push({ aggregate: a, op: '>=', value: value! }, { aggregate: a, op: '<=', value: value2 });
+      } else state.having.push({ aggregate: a, op: o, value: value! });
     };
     // "at least 200 in stock": the column follows "in".
     if (word(state, after) === 'in' && mentionAt[after + 1]?.kind === 'column') after++;
@@ -162,9 +162,9 @@ export function readComparisons(state: ParseState): void {
       consume(state, startTok, after);
       const distinct = tokens.slice(numberPos, after).some((x) => ['different', 'distinct', 'separate'].includes(x.lower));
       if ((op === '<' || op === '<=' || (op === '=' && value === 0)) && value2 === null && !distinct && table !== state.subject) {
-        state.relatedCounts.push({ target: table, op, value, conds: [] });
+        state.relatedCounts.push({ target: table, op, value, conditions: [] });
       } else {
-        addHaving({ fn: 'count', m: { k: 'rows', table } });
+        addHaving({ fn: 'count', measure: { kind: 'rows', table } });
       }
       state.wantsEntityGroup = true;
       continue;
@@ -175,7 +175,7 @@ export function readComparisons(state: ParseState): void {
         consume(state, startTok, after + 1);
         // "sold more than 100 units": the verb belongs to this measure.
         if (UNITS_WORDS.has(word(state, startTok - 1)) || REVENUE_WORDS.has(word(state, startTok - 1))) consume(state, startTok - 1, startTok);
-        addHaving({ fn: 'sum', m });
+        addHaving({ fn: 'sum', measure: m });
         state.wantsEntityGroup = true;
         continue;
       }
@@ -184,27 +184,27 @@ export function readComparisons(state: ParseState): void {
       const c = resolveColumn(state, afterMention);
       claim(state, afterMention);
       consume(state, startTok, after);
-      addComparison(state, { k: 'col', c }, op, value!, value2, i);
+      addComparison(state, { kind: 'column', column: c }, op, value!, value2, i);
       continue;
     }
     let compared: { item: Item; agg: boolean } | null;
     if (between) {
-      compared = { item: { k: 'col', c: between }, agg: false };
+      compared = { item: { kind: 'column', column: between }, agg: false };
     } else if (comparative) {
       const c = findColumn(state, comparative.words, nearbyTables(state), (x) => x.numeric || x.date);
       if (!c) continue;
-      compared = { item: { k: 'col', c }, agg: false };
+      compared = { item: { kind: 'column', column: c }, agg: false };
     } else {
       compared = comparedBefore(state, i);
     }
     if (!compared) {
       const c = defaultMeasure(state, state.subject);
       if (!c) fail(`could not tell what "${tokens.slice(i, numberPos + 1).map((x) => x.raw).join(' ')}" compares`);
-      compared = { item: { k: 'col', c }, agg: false };
+      compared = { item: { kind: 'column', column: c }, agg: false };
     }
     consume(state, startTok, Math.max(after, numberPos + 1));
-    if (compared.item.k === 'agg') {
-      addHaving(compared.item.a);
+    if (compared.item.kind === 'aggregate') {
+      addHaving(compared.item.aggregate);
       state.wantsEntityGroup = true;
     } else {
       addComparison(state, compared.item, op, value!, value2, i);
@@ -216,22 +216,22 @@ export function readComparisons(state: ParseState): void {
     if (v === null) continue;
     const n = matchWords(state, i + 1, ['or', 'more|less|fewer|greater|higher|lower|above|below']);
     if (!n) continue;
-    const op: Cmp = ['more', 'greater', 'higher', 'above'].includes(word(state, i + 2)) ? '>=' : '<=';
+    const op: CompareOp = ['more', 'greater', 'higher', 'above'].includes(word(state, i + 2)) ? '>=' : '<=';
     const countedMention = mentionAt[skipWords(state, i + 1 + n, ['different'])];
     if (countedMention && countedMention.kind === 'table' && (resolveTable(countedMention) !== state.subject || state.asked?.kind === 'column')) {
       claim(state, countedMention);
       consume(state, i, i + 1 + n);
-      if (op === '<=' && resolveTable(countedMention) !== state.subject) state.relatedCounts.push({ target: resolveTable(countedMention), op, value: v, conds: [] });
-      else state.having.push({ a: { fn: 'count', m: { k: 'rows', table: resolveTable(countedMention) } }, op, value: v });
+      if (op === '<=' && resolveTable(countedMention) !== state.subject) state.relatedCounts.push({ target: resolveTable(countedMention), op, value: v, conditions: [] });
+      else state.having.push({ aggregate: { fn: 'count', measure: { kind: 'rows', table: resolveTable(countedMention) } }, op, value: v });
       state.wantsEntityGroup = true;
       continue;
     }
     const before = comparedBefore(state, i);
-    const item = before?.item ?? (defaultMeasure(state, state.subject) ? { k: 'col' as const, c: defaultMeasure(state, state.subject)! } : null);
+    const item = before?.item ?? (defaultMeasure(state, state.subject) ? { kind: 'column' as const, column: defaultMeasure(state, state.subject)! } : null);
     if (!item) continue;
     consume(state, i, i + 1 + n);
-    if (item.k === 'agg') {
-      state.having.push({ a: item.a, op, value: v });
+    if (item.kind === 'aggregate') {
+      state.having.push({ aggregate: item.aggregate, op, value: v });
       state.wantsEntityGroup = true;
     } else addComparison(state, item, op, v, null, i);
   }

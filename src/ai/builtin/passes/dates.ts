@@ -2,7 +2,7 @@
 // 2020", "between 2019 and 2021", "in 2014 or 2015", "in 2010 or later", a bare ISO date →
 // a range on the date column the phrase applies to (from inclusive, to exclusive), or year
 // comparisons on an integer year column.
-import type { ColRef, Cond } from '../plan.ts';
+import type { ColumnRef, Condition } from '../plan.ts';
 import { addCondition, consume, fail, isYearAt, matchWords, word, type ParseState } from '../parse-state.ts';
 import { dateColumnFor } from '../parse-phrases.ts';
 import { columnInfo } from '../parse-schema.ts';
@@ -62,22 +62,22 @@ export function dateRangeAt(state: ParseState, i: number): DateRange | null {
 
 /** Records from ≤ c < to (either end open when null): a range on a date column, year
  * comparisons on an integer year column. */
-function addDateCondition(state: ParseState, c: ColRef, from: string | null, to: string | null, pos: number): void {
+function addDateCondition(state: ParseState, c: ColumnRef, from: string | null, to: string | null, pos: number): void {
   const info = columnInfo(state, c);
   if (info.year && !info.date) {
     const fromYear = from ? Number(from.slice(0, 4)) : null;
     const toYear = to ? Number(to.slice(0, 4)) - (to.slice(5) === '01-01' ? 0 : -1) : null;
-    let cond: Cond;
-    if (fromYear !== null && toYear !== null && toYear - fromYear === 1) cond = { k: 'cmp', c, op: '=', value: fromYear };
+    let cond: Condition;
+    if (fromYear !== null && toYear !== null && toYear - fromYear === 1) cond = { kind: 'compare', column: c, op: '=', value: fromYear };
     else if (fromYear !== null && toYear !== null) {
-      addCondition(state, { k: 'cmp', c, op: '>=', value: fromYear }, pos);
-      cond = { k: 'cmp', c, op: '<', value: toYear };
-    } else if (fromYear !== null) cond = { k: 'cmp', c, op: '>=', value: fromYear };
-    else cond = { k: 'cmp', c, op: '<', value: toYear! };
+      addCondition(state, { kind: 'compare', column: c, op: '>=', value: fromYear }, pos);
+      cond = { kind: 'compare', column: c, op: '<', value: toYear };
+    } else if (fromYear !== null) cond = { kind: 'compare', column: c, op: '>=', value: fromYear };
+    else cond = { kind: 'compare', column: c, op: '<', value: toYear! };
     addCondition(state, cond, pos);
     return;
   }
-  addCondition(state, { k: 'range', c, from, to }, pos);
+  addCondition(state, { kind: 'range', column: c, from, to }, pos);
 }
 
 const PREPOSITIONS: Record<string, 'in' | 'since' | 'after' | 'before' | 'until'> = {
@@ -124,7 +124,7 @@ export function readDates(state: ParseState): void {
         }
         if (r2 && r2.part === 'year' && r.part === 'year' && columnInfo(state, c).year) {
           consume(state, after, after + 1 + r2.length);
-          addCondition(state, { k: 'in', c, values: [r.year, r2.year], negate: false }, i);
+          addCondition(state, { kind: 'in', column: c, values: [r.year, r2.year], negate: false }, i);
           continue;
         }
       }

@@ -14,7 +14,7 @@ export function readEqualities(state: ParseState): void {
     if (stock) {
       const c = findColumn(state, ['stock', 'inventory'], nearbyTables(state), (x) => x.numeric);
       if (c) {
-        addCondition(state, { k: 'cmp', c, op: word(state, i) === 'out' ? '=' : '>', value: 0 }, i);
+        addCondition(state, { kind: 'compare', column: c, op: word(state, i) === 'out' ? '=' : '>', value: 0 }, i);
         for (let x = i; x < i + stock; x++) if (mentionAt[x]) claim(state, mentionAt[x]);
         consume(state, i, i + stock);
         continue;
@@ -27,7 +27,7 @@ export function readEqualities(state: ParseState): void {
       const v = numberAt(state, k);
       const info = index.table(resolveTable(m));
       if (v !== null && info.pk && !isYearAt(state, k) && (k > m.end || !mentionAt[k + 1] || mentionAt[k + 1]!.kind !== 'table')) {
-        addCondition(state, { k: 'cmp', c: { table: info.name, column: info.pk }, op: '=', value: v }, i);
+        addCondition(state, { kind: 'compare', column: { table: info.name, column: info.pk }, op: '=', value: v }, i);
         consume(state, m.end, k + 1);
         if (info.name !== state.subject) claim(state, m);
         continue;
@@ -42,14 +42,14 @@ export function readEqualities(state: ParseState): void {
       if (v !== null && (info.numeric || info.year)) {
         claim(state, m);
         consume(state, m.end, k + 1);
-        addCondition(state, { k: 'cmp', c, op: '=', value: v }, i);
+        addCondition(state, { kind: 'compare', column: c, op: '=', value: v }, i);
         continue;
       }
       const quoted = tokens[k];
       if (quoted && quoted.kind === 'quoted' && !state.consumed[k]) {
         claim(state, m);
         consume(state, m.end, k + 1);
-        addCondition(state, { k: 'in', c, values: [quoted.raw], negate: false }, i);
+        addCondition(state, { kind: 'in', column: c, values: [quoted.raw], negate: false }, i);
         continue;
       }
     }
@@ -58,7 +58,7 @@ export function readEqualities(state: ParseState): void {
       const valueTables = [...state.mentions].filter((x) => x.kind === 'value' && Math.abs(x.start - i) <= 5).map((x) => (x as { cands: { table: string }[] }).cands[0].table);
       const c = findColumn(state, ['age'], [...valueTables, ...nearbyTables(state)], (x) => x.numeric);
       if (c) {
-        addCondition(state, { k: 'cmp', c, op: '=', value: numberAt(state, i)! }, i);
+        addCondition(state, { kind: 'compare', column: c, op: '=', value: numberAt(state, i)! }, i);
         consume(state, i, i + 3);
         continue;
       }
@@ -70,7 +70,7 @@ export function readEqualities(state: ParseState): void {
       if (next && next.kind === 'column' && columnInfo(state, resolveColumn(state, next)).numeric && !state.claimed.has(next)) {
         claim(state, next);
         consume(state, i, i + 1);
-        addCondition(state, { k: 'cmp', c: resolveColumn(state, next), op: '=', value: v }, i);
+        addCondition(state, { kind: 'compare', column: resolveColumn(state, next), op: '=', value: v }, i);
         continue;
       }
     }
@@ -97,10 +97,10 @@ export function readEqualities(state: ParseState): void {
       const value = values.join(' ');
       if (info.label.length === 2 && values.length === 2) {
         for (const [ci, v] of [[0, values[0]], [1, values[1]]] as const) {
-          addCondition(state, { k: 'in', c: { table, column: info.label[ci] }, values: [v], negate: false }, i);
+          addCondition(state, { kind: 'in', column: { table, column: info.label[ci] }, values: [v], negate: false }, i);
         }
       } else if (col) {
-        addCondition(state, { k: 'in', c: { table, column: col }, values: [value], negate: false }, i);
+        addCondition(state, { kind: 'in', column: { table, column: col }, values: [value], negate: false }, i);
       } else continue;
       // A value already linked inside the name is part of it.
       for (let x = i; x < k; x++) if (mentionAt[x]) claim(state, mentionAt[x]);

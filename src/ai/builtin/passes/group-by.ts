@@ -25,7 +25,7 @@ export function readGroupPhrases(state: ParseState): void {
         const c = dateColumnFor(state, i);
         if (c) {
           consume(state, i, i + 1);
-          state.groupCandidates.push({ item: { k: 'bucket', c, part: unit }, pos: i, viaBy: false });
+          state.groupCandidates.push({ item: { kind: 'bucket', column: c, part: unit }, pos: i, viaBy: false });
         }
       }
       continue;
@@ -36,7 +36,7 @@ export function readGroupPhrases(state: ParseState): void {
       const c = dateColumnFor(state, i);
       if (!c) fail(`no date column to group by ${unit}`);
       consume(state, i, j + 1);
-      state.groupCandidates.push({ item: { k: 'bucket', c, part: unit }, pos: i, viaBy });
+      state.groupCandidates.push({ item: { kind: 'bucket', column: c, part: unit }, pos: i, viaBy });
       continue;
     }
     const m = mentionAt[j];
@@ -44,12 +44,12 @@ export function readGroupPhrases(state: ParseState): void {
     if (m.kind === 'table') {
       claim(state, m);
       consume(state, i, j);
-      state.groupCandidates.push({ item: { k: 'label', table: resolveTable(m) }, pos: i, viaBy });
+      state.groupCandidates.push({ item: { kind: 'label', table: resolveTable(m) }, pos: i, viaBy });
     } else {
       const c = resolveColumn(state, m);
       claim(state, m);
       consume(state, i, j);
-      state.groupCandidates.push({ item: { k: 'col', c }, pos: i, viaBy });
+      state.groupCandidates.push({ item: { kind: 'column', column: c }, pos: i, viaBy });
     }
   }
 }

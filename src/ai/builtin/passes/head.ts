@@ -28,8 +28,8 @@ export function readHead(state: ParseState): void {
       if (UNITS_WORDS.has(word(state, j)) && (!unitsMention || unitsMention.kind === 'value' || unitsMention.cands.every((c) => c.score < 0.95))) {
         const m = unitsMeasure(state);
         if (m) {
-          state.intent = 'agg';
-          state.selectAggregates.push({ fn: 'sum', m });
+          state.intent = 'aggregate';
+          state.selectAggregates.push({ fn: 'sum', measure: m });
           claim(state, unitsMention);
           consume(state, j, j + 1);
         }
@@ -39,7 +39,7 @@ export function readHead(state: ParseState): void {
     if ((n = matchWords(state, i, ['how', 'much']))) {
       consume(state, i, i + n);
       state.headEnd = i + n;
-      state.intent = 'agg';
+      state.intent = 'aggregate';
       return;
     }
     if ((n = matchWords(state, i, ['total?', 'number|count|amount', 'of'])) && (word(state, i) !== 'amount' || word(state, i + 1) === 'of')) {

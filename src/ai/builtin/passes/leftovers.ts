@@ -4,7 +4,7 @@
 // says it is a value of ("population of Brazil", "in Kabul"). A number, a date or a name with
 // no such place is refused: an answer that ignored it would look right and be wrong.
 import { FILLER, VERBS } from '../lexicon.ts';
-import type { ColRef } from '../plan.ts';
+import type { ColumnRef } from '../plan.ts';
 import { addCondition, claim, consume, fail, skipWords, word, type ParseState } from '../parse-state.ts';
 import { columnInfo, nearbyTables, resolveColumn, resolveTable } from '../parse-schema.ts';
 import { MONTHS, STOPWORDS } from '../text.ts';
@@ -22,7 +22,7 @@ export function readLeftovers(state: ParseState): void {
     if (tok.kind === 'quoted') {
       // 'X' after a column or table word: equality on that column / the table's label.
       const prev = mentionAt[i - 1] ?? mentionAt[skipWords(state, i - 1, [])];
-      let c: ColRef | null = null;
+      let c: ColumnRef | null = null;
       if (prev && prev.kind === 'column') {
         c = resolveColumn(state, prev);
         claim(state, prev);
@@ -47,7 +47,7 @@ export function readLeftovers(state: ParseState): void {
         if (!c && subject && subject.label.length === 1) c = { table: subject.name, column: subject.label[0] };
       }
       if (!c) fail(`could not tell which column "${tok.raw}" is a value of`);
-      addCondition(state, { k: 'in', c, values: [tok.raw], negate: word(state, i - 1) === 'not' }, i);
+      addCondition(state, { kind: 'in', column: c, values: [tok.raw], negate: word(state, i - 1) === 'not' }, i);
       consume(state, i, i + 1);
       continue;
     }
@@ -61,13 +61,13 @@ export function readLeftovers(state: ParseState): void {
       if (prev && prev.kind === 'column' && columnInfo(state, resolveColumn(state, prev)).text) {
         const c = resolveColumn(state, prev);
         claim(state, prev);
-        addCondition(state, { k: 'in', c, values: [value], negate: false }, i);
+        addCondition(state, { kind: 'in', column: c, values: [value], negate: false }, i);
         consume(state, i, k);
         continue;
       }
       const guess = guessValueColumn(state, i, k, value);
       if (guess) {
-        addCondition(state, { k: 'in', c: guess, values: [value], negate: false }, i);
+        addCondition(state, { kind: 'in', column: guess, values: [value], negate: false }, i);
         consume(state, i, k);
         i = k - 1;
         continue;
@@ -83,16 +83,16 @@ export function readLeftovers(state: ParseState): void {
  * location column). A column whose sampled values are complete and lack the word is ruled
  * out, so "customers from Atlantis" is refused rather than answered with an empty list.
  */
-export function guessValueColumn(state: ParseState, start: number, end: number, value: string): ColRef | null {
+export function guessValueColumn(state: ParseState, start: number, end: number, value: string): ColumnRef | null {
   const { index, mentionAt } = state;
-  const mayHold = (c: ColRef): boolean => {
+  const mayHold = (c: ColumnRef): boolean => {
     const info = columnInfo(state, c);
     if (!info.text) return false;
     const sample = index.ctx.samples[`${c.table}.${c.column}`];
     if (!sample || sample.length >= COMPLETE_SAMPLE_BELOW) return true;
     return sample.some((v) => v.toLowerCase() === value.toLowerCase());
   };
-  const labelOf = (table: string): ColRef | null => {
+  const labelOf = (table: string): ColumnRef | null => {
     const info = index.table(table);
     return info.label.length === 1 ? { table, column: info.label[0] } : null;
   };

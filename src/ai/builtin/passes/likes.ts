@@ -1,7 +1,7 @@
 // Pass: text patterns. "starting with 'A'", "ending in son", "containing 'x' in their name"
 // → LIKE (or NOT LIKE after "not") on the column named after the literal, else a text column
 // named just before, else the subject's label column.
-import type { ColRef } from '../plan.ts';
+import type { ColumnRef } from '../plan.ts';
 import { addCondition, claim, consume, matchWords, skipWords, word, type ParseState } from '../parse-state.ts';
 import { columnInfo, resolveColumn } from '../parse-schema.ts';
 
@@ -24,7 +24,7 @@ export function readLikePatterns(state: ParseState): void {
     else if (how !== 'contains' && (tok.kind === 'word' || tok.kind === 'number') && !(mentionAt[j] && mentionAt[j]!.kind !== 'value' && tok.raw.length > 1)) pattern = tok.raw;
     else continue;
     // "with 'x' in their name" names the column after the literal.
-    let c: ColRef | null = null;
+    let c: ColumnRef | null = null;
     let after = j + 1;
     const tail = matchWords(state, j + 1, ['in|within', 'the|their|its|his|her?']);
     if (tail) {
@@ -55,6 +55,6 @@ export function readLikePatterns(state: ParseState): void {
     const negate = word(state, i - 1) === 'not' || word(state, i - 2) === 'not';
     if (negate) consume(state, word(state, i - 1) === 'not' ? i - 1 : i - 2, i);
     consume(state, i, Math.max(after, j + 1));
-    addCondition(state, { k: 'like', c, pattern, negate, how }, i);
+    addCondition(state, { kind: 'like', column: c, pattern, negate, how }, i);
   }
 }

@@ -48,7 +48,7 @@ export function readNegations(state: ParseState): void {
           claim(state, related);
           consume(state, i, related.end);
           const scopeEnd = clauseEnd(state, related.end, ['and', 'but', 'or']);
-          state.negatedExists.push({ negate: true, target: resolveTable(related), conds: [], pos: i, end: scopeEnd });
+          state.negatedExists.push({ negate: true, target: resolveTable(related), conditions: [], pos: i, end: scopeEnd });
           continue;
         }
       }
@@ -70,7 +70,7 @@ export function readNegations(state: ParseState): void {
         if (tableAfter && tableAfter.kind === 'table' && resolveTable(tableAfter) === target) claim(state, tableAfter);
         consume(state, start, j);
         const scopeEnd = clauseEnd(state, Math.max(valueMention.end, tableAfter && state.claimed.has(tableAfter) ? tableAfter.end : valueMention.end), CLAUSE_END);
-        state.negatedExists.push({ negate: true, target, conds: [], pos: start, end: scopeEnd });
+        state.negatedExists.push({ negate: true, target, conditions: [], pos: start, end: scopeEnd });
         continue;
       }
     }
@@ -111,6 +111,6 @@ export function readNegations(state: ParseState): void {
     consume(state, start, end);
     // The scope runs to the end of the clause: conditions there belong inside NOT EXISTS.
     const scopeEnd = clauseEnd(state, end, CLAUSE_END);
-    state.negatedExists.push({ negate: true, target, conds: [], pos: start, end: scopeEnd });
+    state.negatedExists.push({ negate: true, target, conditions: [], pos: start, end: scopeEnd });
   }
 }

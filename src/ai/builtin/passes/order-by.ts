@@ -46,14 +46,14 @@ export function readOrderPhrases(state: ParseState): void {
       } else if (d.dir && ['alphabetically', 'alphabetical', 'alphabetic'].some((x) => tokens.slice(i, d.end).some((y) => y.lower === x))) {
         consume(state, i, d.end);
         // The empty table stands for whatever is asked for; assemble.ts fills it in.
-        state.orderBy.push({ item: { k: 'label', table: state.subject ?? '' }, dir: 'ASC' });
+        state.orderBy.push({ item: { kind: 'label', table: state.subject ?? '' }, dir: 'ASC' });
         continue;
       } else if (d.dir && tokens.slice(i, d.end).some((y) => y.lower === 'first')) {
         // "newest first": the date column of the subject.
         const c = dateColumnFor(state, i);
         if (c) {
           consume(state, i, d.end);
-          state.orderBy.push({ item: { k: 'col', c }, dir: d.dir });
+          state.orderBy.push({ item: { kind: 'column', column: c }, dir: d.dir });
         }
         continue;
       } else continue;
@@ -65,7 +65,7 @@ export function readOrderPhrases(state: ParseState): void {
     if (!item) {
       const m = state.mentionAt[skipWords(state, at, ['the', 'their', 'its'])];
       if (m && m.kind === 'table') {
-        item = { k: 'label', table: resolveTable(m) };
+        item = { kind: 'label', table: resolveTable(m) };
         claim(state, m);
         end = m.end;
       } else continue;

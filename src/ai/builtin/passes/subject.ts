@@ -52,7 +52,7 @@ export function findSubject(state: ParseState): void {
   }
   // Measures without a table: "total revenue", "units sold".
   if (state.selectAggregates.length > 0) {
-    state.subject = measureTable(state.selectAggregates[0].m);
+    state.subject = measureTable(state.selectAggregates[0].measure);
     state.asked = null;
     return;
   }

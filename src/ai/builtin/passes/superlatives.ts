@@ -3,7 +3,7 @@
 // and a limit of 1 unless one was given ("the 3 cheapest"). "what is the highest price" is
 // left to the aggregate pass: there the column's value, not a row, is asked for.
 import { AGG_WORDS, REVENUE_WORDS, SUPERLATIVES, UNITS_WORDS, type SuperKind } from '../lexicon.ts';
-import type { ColRef, Item } from '../plan.ts';
+import type { ColumnRef, Item } from '../plan.ts';
 import { claim, consume, fail, matchWords, skipWords, word, type ParseState } from '../parse-state.ts';
 import { dateColumnFor, measurePhraseAt } from '../parse-phrases.ts';
 import {
@@ -12,27 +12,27 @@ import {
 } from '../parse-schema.ts';
 
 /** The sort key a superlative of `kind` names, reading from `at` (just after it). */
-export function superlativeItem(state: ParseState, kind: SuperKind, at: number): Item | null {
+export function superlativeItem(state: ParseState, superlative: SuperKind, at: number): Item | null {
   const tables = nearbyTables(state);
   const subject = state.asked?.kind === 'table' ? state.asked.table : state.subject;
   const preferTables = subject ? [subject, ...tables.filter((x) => x !== subject)] : tables;
-  const asItem = (c: ColRef): Item => {
-    if (isChildTable(state, c.table) && state.asked?.kind === 'table') return { k: 'agg', a: { fn: defaultAggregate(state, c), m: { k: 'col', c } } };
-    return { k: 'col', c };
+  const asItem = (c: ColumnRef): Item => {
+    if (isChildTable(state, c.table) && state.asked?.kind === 'table') return { kind: 'aggregate', aggregate: { fn: defaultAggregate(state, c), measure: { kind: 'column', column: c } } };
+    return { kind: 'column', column: c };
   };
-  switch (kind.k) {
+  switch (superlative.kind) {
     case 'column': {
-      const c = findColumn(state, kind.words, preferTables, (x) => x.numeric || x.date);
+      const c = findColumn(state, superlative.words, preferTables, (x) => x.numeric || x.date);
       if (c) return asItem(c);
-      if (kind.words.includes('age')) {
+      if (superlative.words.includes('age')) {
         const d = dateColumnFor(state, at);
-        return d ? { k: 'col', c: d } : null;
+        return d ? { kind: 'column', column: d } : null;
       }
       return null;
     }
     case 'date': {
       const d = dateColumnFor(state, at);
-      return d ? { k: 'col', c: d } : null;
+      return d ? { kind: 'column', column: d } : null;
     }
     case 'measure': {
       const measure = measurePhraseAt(state, at);
@@ -50,17 +50,17 @@ export function superlativeItem(state: ParseState, kind: SuperKind, at: number):
         if (m || !['is', 'are', 'was', 'the', 'a', 'its', 'their', 'has', 'have', 'with'].includes(word(state, k))) break;
       }
       const c = defaultMeasure(state, subject);
-      return c ? { k: 'col', c } : null;
+      return c ? { kind: 'column', column: c } : null;
     }
     case 'sold': {
       const m = unitsMeasure(state);
-      if (m) return { k: 'agg', a: { fn: 'sum', m } };
+      if (m) return { kind: 'aggregate', aggregate: { fn: 'sum', measure: m } };
       const child = tables.find((x) => isChildTable(state, x));
-      return child ? { k: 'agg', a: { fn: 'count', m: { k: 'rows', table: child } } } : null;
+      return child ? { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table: child } } } : null;
     }
     case 'rating': {
       const c = findColumn(state, ['rating', 'score', 'stars', 'grade', 'rank'], preferTables, (x) => x.numeric);
-      return c ? (isChildTable(state, c.table) ? { k: 'agg', a: { fn: 'avg', m: { k: 'col', c } } } : { k: 'col', c }) : null;
+      return c ? (isChildTable(state, c.table) ? { kind: 'aggregate', aggregate: { fn: 'avg', measure: { kind: 'column', column: c } } } : { kind: 'column', column: c }) : null;
     }
   }
 }
@@ -78,7 +78,7 @@ export function readSuperlatives(state: ParseState): void {
       if (m && m.kind === 'table' && resolveTable(m) !== (state.asked?.kind === 'table' ? state.asked.table : null)) {
         claim(state, m);
         consume(state, i, j);
-        state.orderBy.unshift({ item: { k: 'agg', a: { fn: 'count', m: { k: 'rows', table: resolveTable(m) } } }, dir });
+        state.orderBy.unshift({ item: { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table: resolveTable(m) } } }, dir });
         state.limit ??= 1;
         state.wantsEntityGroup = true;
         continue;
@@ -89,7 +89,7 @@ export function readSuperlatives(state: ParseState): void {
           const measure = REVENUE_WORDS.has(next) ? revenueMeasure(state) : unitsMeasure(state);
           if (measure) {
             consume(state, i, i + 2);
-            state.orderBy.unshift({ item: { k: 'agg', a: { fn: 'sum', m: measure } }, dir });
+            state.orderBy.unshift({ item: { kind: 'aggregate', aggregate: { fn: 'sum', measure: measure } }, dir });
             state.limit ??= 1;
             state.wantsEntityGroup = true;
             continue;
@@ -105,28 +105,28 @@ export function readSuperlatives(state: ParseState): void {
       }
     }
     if (!hit) continue;
-    const [words, kind] = hit;
+    const [words, superlative] = hit;
     const end = i + words.length;
     // "what is the highest price" (the column is what is asked) → MAX(price), not a row.
     const next = mentionAt[skipWords(state, end, ['the'])];
     const asked = state.asked;
     const isAggregateQuestion =
-      (kind.k === 'measure' || (words.length === 1 && AGG_WORDS[words[0]])) &&
+      (superlative.kind === 'measure' || (words.length === 1 && AGG_WORDS[words[0]])) &&
       next && next.kind === 'column' && !state.claimed.has(next) &&
       (!asked || asked.start >= next.start || (asked.kind === 'column' && asked.start === next.start)) &&
       state.intent !== 'count' && state.limit === null;
     if (isAggregateQuestion) continue; // readAggregates takes it
-    const item = superlativeItem(state, kind, end);
+    const item = superlativeItem(state, superlative, end);
     if (!item) {
-      if (kind.k === 'measure') continue;
+      if (superlative.kind === 'measure') continue;
       fail(`"${words.join(' ')}" does not match a column here`);
     }
     consume(state, i, end);
-    let dir = kind.dir;
+    let dir = superlative.dir;
     // Without an age column, "oldest" means the earliest date (and "youngest" the latest).
-    if (kind.k === 'column' && kind.words.includes('age') && item.k === 'col' && columnInfo(state, item.c).date) dir = dir === 'DESC' ? 'ASC' : 'DESC';
+    if (superlative.kind === 'column' && superlative.words.includes('age') && item.kind === 'column' && columnInfo(state, item.column).date) dir = dir === 'DESC' ? 'ASC' : 'DESC';
     state.orderBy.unshift({ item, dir });
-    if (item.k === 'agg') state.wantsEntityGroup = true;
+    if (item.kind === 'aggregate') state.wantsEntityGroup = true;
     state.limit ??= 1;
   }
 }

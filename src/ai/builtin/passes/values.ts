@@ -2,17 +2,17 @@
 // column = value (or <> after "not"/"except"); several values of one column are alternatives
 // (IN). Which column, when the value occurs in several: one named just before ("city
 // Berlin"), a table named next to it, the subject's, the nearest the subject.
-import type { ColRef } from '../plan.ts';
+import type { ColumnRef } from '../plan.ts';
 import { addCondition, claim, consume, word, type ParseState } from '../parse-state.ts';
 import { resolveColumn, resolveTable, tablesInQuestion } from '../parse-schema.ts';
 
 export function readValues(state: ParseState): void {
   const { mentionAt } = state;
-  const byColumn = new Map<string, { c: ColRef; values: string[]; negate: boolean; pos: number }>();
+  const byColumn = new Map<string, { column: ColumnRef; values: string[]; negate: boolean; pos: number }>();
   for (const m of state.mentions) {
     if (m.kind !== 'value' || state.claimed.has(m) || state.consumed[m.start]) continue;
     const before = mentionAt[m.start - 1] ?? mentionAt[m.start - 2];
-    let columnBefore: ColRef | null = null;
+    let columnBefore: ColumnRef | null = null;
     if (before && before.kind === 'column') columnBefore = resolveColumn(state, before);
     const tableBefore = before && before.kind === 'table' ? resolveTable(before) : null;
     const after = mentionAt[m.end];
@@ -25,10 +25,10 @@ export function readValues(state: ParseState): void {
       if (c.table === state.subject) score += 20;
       if (tablesInQuestion(state).includes(c.table)) score += 10;
       if (state.subject) score -= state.index.distance(state.subject, c.table);
-      return { c, score };
+      return { candidate: c, score };
     });
     scored.sort((a, b) => b.score - a.score);
-    const pick = scored[0].c;
+    const pick = scored[0].candidate;
     if (columnBefore && columnBefore.table === pick.table && columnBefore.column === pick.column && before) claim(state, before);
     // "Electronics category": the table word after a value of its own column is part of it.
     if (after && after.kind === 'table' && tableAfter === pick.table) claim(state, after);
@@ -36,11 +36,11 @@ export function readValues(state: ParseState): void {
     if (negate) consume(state, m.start - (word(state, m.start - 1) === 'in' ? 2 : 1), m.start);
     claim(state, m);
     const key = `${pick.table}.${pick.column}.${negate}`;
-    const entry = byColumn.get(key) ?? { c: { table: pick.table, column: pick.column }, values: [], negate, pos: m.start };
+    const entry = byColumn.get(key) ?? { column: { table: pick.table, column: pick.column }, values: [], negate, pos: m.start };
     if (!entry.values.includes(pick.value)) entry.values.push(pick.value);
     byColumn.set(key, entry);
   }
   for (const e of byColumn.values()) {
-    addCondition(state, { k: 'in', c: e.c, values: e.values, negate: e.negate }, e.pos);
+    addCondition(state, { kind: 'in', column: e.column, values: e.values, negate: e.negate }, e.pos);
   }
 }
