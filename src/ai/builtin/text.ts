@@ -59,7 +59,7 @@ export function singular(word: string): string {
 /** Words of an identifier: snake_case, camelCase, kebab, digits; lower case, singular.
  * `HTTPServer` splits before the capital that starts a word with a lookahead: the former
  * `([A-Z]+)([A-Z][a-z])` rescanned the rest of a capitals run from every start, and a SQLite
- * column named with 50,000 capitals held the event loop 7 s (issue 23, item 4). */
+ * column named with 50,000 capitals held the event loop 7 s. */
 export function splitIdentifier(name: string): string[] {
   return name
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
