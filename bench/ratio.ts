@@ -20,8 +20,9 @@
 //
 // Costs: `--costs` measures each lead alone, in this process (bench/support/ratio-costs.ts).
 //
-// Profile: `--profile <dir>` runs dbq under --cpu-prof with the SELECT 1 load for 2 × seconds
-// and prints its top self-time functions over the load window only.
+// Profile: `--profile <dir>` runs dbq under --cpu-prof with the SELECT 1 load (`--profile-case
+// rows100`: the 100-row one) for 2 × seconds and prints its top self-time functions over the
+// load window only.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,6 +42,7 @@ const ROOT = path.resolve(option('root', '.'));
 const VARIANTS = option('variants', '');
 const PROFILE = option('profile', '');
 const COSTS = process.argv.includes('--costs');
+const PROFILE_CASE = option('profile-case', 'select1');
 const EXTRA_ENV = parseEnv(option('env', ''));
 const CONCURRENCY = 32;
 const POOL = 10; // dbq's default maxConnections; the bare proxy gets the same pool size
@@ -77,6 +79,8 @@ interface Sample {
   loopP99: number;
   cpuUs: number;
   load: number;
+  /** Each slice's own figures, in slice order: paired with the other sides' same slice. */
+  slices: Array<{ rps: number; cpuUs: number }>;
 }
 
 /** One round: `slices` turns through `sides` (a slice of SECONDS / slices each, the order
@@ -92,7 +96,7 @@ async function round(sides: Side[], slices: number, turn: number, warm: boolean)
   if (warm) for (const side of sides) await runLoad('warm', CONCURRENCY, warmed.has(side.server) ? 1 : 3, side.once);
   for (const side of sides) warmed.add(side.server);
   const load = os.loadavg()[0];
-  const acc = sides.map(() => ({ requests: 0, errors: 0, seconds: 0, cpu: 0, p50: [] as number[], loop: [] as number[] }));
+  const acc = sides.map(() => ({ requests: 0, errors: 0, seconds: 0, cpu: 0, p50: [] as number[], loop: [] as number[], slices: [] as Sample['slices'] }));
   for (let slice = 0; slice < slices; slice++) {
     for (let k = 0; k < sides.length; k++) {
       const i = (turn + slice + k) % sides.length;
@@ -100,7 +104,9 @@ async function round(sides: Side[], slices: number, turn: number, warm: boolean)
       await side.server.loop();
       const cpu0 = side.server.cpu();
       const r: LoadResult = await runLoad(side.server.label, CONCURRENCY, SECONDS / slices, side.once);
-      acc[i].cpu += side.server.cpu() - cpu0;
+      const cpu = side.server.cpu() - cpu0;
+      acc[i].cpu += cpu;
+      acc[i].slices.push({ rps: r.rps, cpuUs: (cpu * 1e6) / Math.max(1, r.requests - r.errors) });
       acc[i].loop.push((await side.server.loop()).p99);
       acc[i].requests += r.requests;
       acc[i].errors += r.errors;
@@ -116,6 +122,7 @@ async function round(sides: Side[], slices: number, turn: number, warm: boolean)
     loopP99: median(a.loop),
     cpuUs: (a.cpu * 1e6) / Math.max(1, a.requests - a.errors),
     load,
+    slices: a.slices,
   }));
 }
 
@@ -208,21 +215,27 @@ async function ablation(bare: Server, variants: Array<{ label: string; server: S
   }
   const rps = got.map((xs) => median(xs.map((s) => s.rps)));
   const cpu = got.map((xs) => median(xs.map((s) => s.cpuUs)));
+  // Paired: each slice of a variant against the reference's slice of the same turn (seconds
+  // apart, under the same machine load), then the median of those pairs.
+  const pairs = (i: number, f: (v: { rps: number; cpuUs: number }, ref: { rps: number; cpuUs: number }) => number) =>
+    median(got[i].flatMap((s, r) => s.slices.map((v, k) => f(v, got[1][r].slices[k]))));
   const lines = [
-    `ratio --variants: SELECT 1, SQLite store, read-only key; ${os.cpus().length} cores, ${CONCURRENCY} clients, ${ROUNDS} rotated rounds of ${SECONDS} s, dbq from ${ROOT}`,
+    `ratio --variants: SELECT 1, SQLite store, read-only key; ${os.cpus().length} cores, ${CONCURRENCY} clients, ${ROUNDS} rounds of ${SLICES} rotated slices (${SECONDS} s a round per server), dbq from ${ROOT}`,
     '',
-    '| variant | req/s | dbq/bare | throughput vs reference | wall µs/req saved | CPU µs/req | CPU µs/req saved | loop p99 ms | load avg |',
+    '| variant | req/s | dbq/bare | req/s vs reference (paired) | wall µs/req saved (paired) | CPU µs/req | CPU µs/req saved (paired) | loop p99 ms | load avg |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---|',
     `| bare proxy | ${f0(rps[0])} | 1.00x | | | ${f0(cpu[0])} | | ${f2(median(got[0].map((s) => s.loopP99)))} | ${range(got[0].map((s) => s.load))} |`,
   ];
   for (let i = 1; i < sides.length; i++) {
     const ref = i === 1;
+    const gain = pairs(i, (v, r) => v.rps / r.rps - 1) * 100;
     lines.push(
-      `| ${variants[i - 1].label} | ${f0(rps[i])} | ${f2(rps[i] / rps[0])}x | ${ref ? 'reference' : `${rps[i] >= rps[1] ? '+' : ''}${f2((rps[i] / rps[1] - 1) * 100)}%`} | ${ref ? '' : f0(1e6 / rps[1] - 1e6 / rps[i])} | ${f0(cpu[i])} | ${ref ? '' : f0(cpu[1] - cpu[i])} | ${f2(median(got[i].map((s) => s.loopP99)))} | ${range(got[i].map((s) => s.load))} |`,
+      `| ${variants[i - 1].label} | ${f0(rps[i])} | ${f2(rps[i] / rps[0])}x | ${ref ? 'reference' : `${gain >= 0 ? '+' : ''}${gain.toFixed(1)}%`} | ${ref ? '' : f0(pairs(i, (v, r) => 1e6 / r.rps - 1e6 / v.rps))} | ${f0(cpu[i])} | ${ref ? '' : f0(pairs(i, (v, r) => r.cpuUs - v.cpuUs))} | ${f2(median(got[i].map((s) => s.loopP99)))} | ${range(got[i].map((s) => s.load))} |`,
     );
   }
   lines.push(
     '',
+    'Paired columns: the median over every slice of the variant against the reference\'s slice of the same turn.',
     'wall µs/req saved: 1e6/req/s of the reference less that of the variant (the time a request occupies the',
     'bottleneck at 32 clients); CPU µs/req saved: the dbq process\'s own CPU per request, reference less variant.',
   );
@@ -237,7 +250,7 @@ async function profile(dir: string, env: Record<string, string>, key: string): P
   let to: number;
   let r: LoadResult;
   try {
-    const side = rest(dbq, key, SELECT_1);
+    const side = rest(dbq, key, PROFILE_CASE === 'rows100' ? ROWS_100 : SELECT_1);
     await check(side, 'profile');
     await runLoad('warm', CONCURRENCY, 2, side.once);
     from = Number(process.hrtime.bigint() / 1000n);
@@ -251,7 +264,7 @@ async function profile(dir: string, env: Record<string, string>, key: string): P
   const file = path.join(dir, written[0]);
   const top = topSelfTime(file, from, to, 30);
   return [
-    `ratio --profile: dbq under SELECT 1 (SQLite store, read-only key), ${CONCURRENCY} clients for ${SECONDS * 2} s, ${f0(r.rps)} req/s, load avg ${f2(os.loadavg()[0])}; ${file}`,
+    `ratio --profile: dbq under ${PROFILE_CASE === 'rows100' ? '100 rows' : 'SELECT 1'} (SQLite store, read-only key), ${CONCURRENCY} clients for ${SECONDS * 2} s, ${f0(r.rps)} req/s, load avg ${f2(os.loadavg()[0])}; ${file}`,
     `${top.samples} samples in the load window, ${((top.idle / Math.max(1, top.samples)) * 100).toFixed(1)}% idle`,
     '',
     '| self time | function |',
