@@ -154,6 +154,7 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/readonly-v3-mysql-plan-only.test.ts',
   'test/readonly-v3-planner-attacks.test.ts',
   'test/readonly-v3-type-aware-operators.test.ts',
+  'test/read-teardown-only-when-session-touched.test.ts',
   'test/regressions/14-guard-linear-time.test.ts',
   'test/regressions/5-setup-token-race.test.ts',
   'test/request-log-lines.test.ts',

@@ -55,6 +55,11 @@ export interface ExecuteOptions {
    * without ANALYZE of a write that reaches no code. Set only by that decision: without it the
    * statement stays in the read-only transaction, where the server refuses it (error 1792). */
   planOnly?: PlanOnlyRun;
+  /** With readOnly, PostgreSQL: the read decision found the statement cannot leave session
+   * state that outlives ROLLBACK (advisory locks, the random() seed), so the hand-back is a
+   * plain ROLLBACK. Set only by that decision: without it every read is followed by the
+   * advisory unlock and the reseed, whatever ran. */
+  sessionUntouched?: boolean;
   /** Enforced by the database (statement_timeout, max_execution_time/max_statement_time,
    * process kill for sqlite); on expiry the statement is cancelled on the server and
    * QueryTimeoutError is thrown. */

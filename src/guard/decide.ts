@@ -24,7 +24,7 @@ import type { ConnectionGuard } from './connection-guard.ts';
 import { classifyStatement } from './guard.ts';
 import { VIEW_CHECK_MS } from './mysql-view-cache.ts';
 import { findExpressionRefusal, followViews, type ReachRefusal } from './read-policy-mysql.ts';
-import { findRefusal, type PostgresCatalog, type Refusal } from './read-policy.ts';
+import { findRefusal, mayTouchSession, type PostgresCatalog, type Refusal } from './read-policy.ts';
 import type { MysqlName, Verdict } from './verdict.ts';
 import {
   invalidVerdict,
@@ -53,9 +53,14 @@ export async function decideStatement(guard: ConnectionGuard, sql: string, deadl
 
 /** What the engine is told beside readOnly to run a statement as decided: a plan-only EXPLAIN
  * of a write this decision let through leaves the read-only transaction for a rolled-back one. */
-export function runOptionsOf(verdict: Verdict): Pick<ExecuteOptions, 'planOnly'> {
-  return verdict.kind === 'read' && verdict.planOnlyWrite === true ? { planOnly: { privilegeRefusal: PLAN_ONLY_WRITE_DENIED_REASON } } : {};
+export function runOptionsOf(verdict: Verdict): Pick<ExecuteOptions, 'planOnly' | 'sessionUntouched'> {
+  if (verdict.kind !== 'read') return NO_RUN_OPTIONS;
+  if (verdict.planOnlyWrite === true) return { planOnly: { privilegeRefusal: PLAN_ONLY_WRITE_DENIED_REASON } };
+  return verdict.sessionUntouched === true ? SESSION_UNTOUCHED : NO_RUN_OPTIONS;
 }
+
+const NO_RUN_OPTIONS = Object.freeze({});
+const SESSION_UNTOUCHED = Object.freeze({ sessionUntouched: true as const });
 
 async function checkReferences(guard: ConnectionGuard, verdict: Verdict, catalog: PostgresCatalog, deadline?: Deadline): Promise<Verdict> {
   const refs = verdict.references!;
@@ -65,7 +70,7 @@ async function checkReferences(guard: ConnectionGuard, verdict: Verdict, catalog
     const fresh = await guard.catalog.reloadForMiss(deadline);
     if (fresh !== undefined) refusal = findRefusal(fresh, refs);
   }
-  if (refusal === undefined) return verdict;
+  if (refusal === undefined) return mayTouchSession(catalog, refs) ? verdict : { ...verdict, sessionUntouched: true };
   return refusedNameVerdict(verdict.statementType, WHAT[refusal.kind], refusal.name, `${refusal.why}; not allowed in a read`);
 }
 

@@ -116,6 +116,10 @@ export interface PostgresCatalog {
   relations: ReadonlyMap<string, RelationEntry[]>;
   /** A built-in type whose values run unsafe code: every read is refused. */
   builtinUnsafe?: string;
+  /** Some user code (a function body or default, a view, policy, check or default expression,
+   * or an operator, cast, aggregate, type or operator family built on it) reaches random() or
+   * random_normal(): then any read may observe the session's random() sequence. */
+  randomReachable?: boolean;
 }
 
 export interface Refusal {
@@ -313,8 +317,45 @@ function parseCode(rows: CatalogRows, collect: Collectors): Parsed {
   return { functions, domainChecks, domainDefaults, relations };
 }
 
+/** The core functions that read the session's random() sequence, the state setseed() sets. */
+export const SESSION_RANDOM_FUNCTIONS: ReadonlySet<string> = new Set(['random', 'random_normal']);
+
+function namesSessionRandom(refs: PostgresReferences | undefined): boolean {
+  if (refs === undefined) return false;
+  const named = (name: string) => SESSION_RANDOM_FUNCTIONS.has(name.slice(name.lastIndexOf('.') + 1));
+  return refs.functions.some(named) || refs.attributes.some(named);
+}
+
+/** Whether any user code can reach random()/random_normal(): by name in code dbq read, or by
+ * oid where a user object is built on one (an operator's function, a cast, an aggregate's
+ * support, a type's or range's functions, an operator family's procedures). */
+function userCodeReachesRandom(rows: CatalogRows, parsed: Parsed): boolean {
+  const random = new Set(rows.functions.filter((f) => f.schema === 'pg_catalog' && SESSION_RANDOM_FUNCTIONS.has(f.name)).map((f) => f.oid));
+  if (rows.functions.some((f) => f.user && f.support.some((oid) => random.has(oid)))) return true;
+  if (rows.operators.some((o) => random.has(o.code))) return true;
+  if (rows.casts.some((c) => random.has(c.func))) return true;
+  if (rows.types.some((t) => t.functions.some((oid) => random.has(oid)) || t.rangeFunctions.some((oid) => random.has(oid)))) return true;
+  if (rows.families.some((f) => f.procs.some((oid) => random.has(oid)))) return true;
+  for (const bodies of parsed.functions.values()) if (bodies.some(namesSessionRandom)) return true;
+  for (const refs of [...parsed.domainChecks.values(), ...parsed.domainDefaults.values()]) if (namesSessionRandom(refs)) return true;
+  for (const code of parsed.relations.values()) {
+    if ([code.view, code.policy, code.plan, code.write].some(namesSessionRandom)) return true;
+  }
+  return false;
+}
+
+/** Whether a read that passed findRefusal() can leave state in its session that outlives its
+ * ROLLBACK. The guard refuses advisory locks, setseed() and every other volatile function not
+ * known to only read; what remains is the random() sequence, which a read observes by calling
+ * random()/random_normal() (or reaching user code that does) and which would let it predict
+ * the next request's values on the same pooled backend. */
+export function mayTouchSession(catalog: PostgresCatalog, refs: PostgresReferences): boolean {
+  return catalog.randomReachable === true || namesSessionRandom(refs);
+}
+
 export function buildPostgresCatalog(rows: CatalogRows, collect: Collectors): PostgresCatalog {
   const parsed = parseCode(rows, collect);
+  const randomReachable = userCodeReachesRandom(rows, parsed);
   const viewRelations = new Map<number, readonly string[]>();
   for (const [oid, entry] of parsed.relations) viewRelations.set(oid, [...(entry.view?.relations ?? []), ...(entry.policy?.relations ?? [])]);
   const shape = shapeOf(rows, viewRelations);
@@ -334,7 +375,7 @@ export function buildPostgresCatalog(rows: CatalogRows, collect: Collectors): Po
         changed = true;
       }
     }
-    if (!changed) return compact(catalog);
+    if (!changed) return { ...compact(catalog), randomReachable };
   }
 }
 

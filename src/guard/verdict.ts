@@ -95,6 +95,10 @@ export interface Verdict {
   /** MySQL reads that can read relations (all but SHOW and DESCRIBE of a table): a view among
    * these names runs its definition, so decide.ts follows them (src/guard/read-policy-mysql.ts). */
   relationNames?: readonly MysqlName[];
+  /** PostgreSQL, set per connection by the read decision: the read cannot leave state in its
+   * session that outlives ROLLBACK (read-policy.ts, mayTouchSession), so handing the session
+   * back needs no advisory unlock and no reseed. */
+  sessionUntouched?: true;
 }
 
 export type Classifier = (sql: string) => Verdict;

@@ -82,10 +82,12 @@ const ROLLBACK_AND_DISCARD =
 const BEGIN_READ_ONLY: Step = { name: 'dbq_begin_read_only', text: 'BEGIN READ ONLY' };
 // Advisory locks and the PRNG seed are session-level and survive ROLLBACK; a user-defined
 // function could have set either. Releasing them in the pipeline leaves nothing to reset.
-const READ_TEARDOWN: readonly Step[] = [
-  { name: 'dbq_unlock_reseed', text: `SELECT pg_advisory_unlock_all(), ${RESEED}` },
-  { name: 'dbq_rollback', text: 'ROLLBACK' },
-];
+const ROLLBACK: Step = { name: 'dbq_rollback', text: 'ROLLBACK' };
+const READ_TEARDOWN: readonly Step[] = [{ name: 'dbq_unlock_reseed', text: `SELECT pg_advisory_unlock_all(), ${RESEED}` }, ROLLBACK];
+// For a read the decision found cannot touch either (ExecuteOptions.sessionUntouched): one
+// statement fewer for the server to run per request. Only on a connection that has prepared
+// every named step already (the first pipeline on a connection sends the full teardown).
+const ROLLBACK_ONLY: readonly Step[] = [ROLLBACK];
 
 const BACKSTOP_MS = 250;
 const CANCEL_GRACE_MS = 2_000;
@@ -219,7 +221,7 @@ class PostgresEngine implements Engine {
             opts.params,
             opts.maxRows,
             opts.maxBytes,
-            READ_TEARDOWN,
+            opts.sessionUntouched === true && this.prepared.has(session.client) ? ROLLBACK_ONLY : READ_TEARDOWN,
             !this.prepared.has(session.client),
           );
           pipeline = statement;
