@@ -174,7 +174,7 @@ export interface PreparedQuery extends QueryIdentity {
   /** Runs inside the engine's read-only mode. */
   readOnly: boolean;
   /** What the decision tells the engine beside readOnly (a plan-only EXPLAIN of a write). */
-  runOptions: Pick<ExecuteOptions, 'planOnly'>;
+  runOptions: Pick<ExecuteOptions, 'planOnly' | 'sessionUntouched'>;
   /** Start + timeoutMs: the decision's catalog wait, the pool, the connect and the statement
    * all end there (src/engines/deadline.ts). */
   deadline: Deadline;
