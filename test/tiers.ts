@@ -17,7 +17,8 @@
 // a matter of seconds; a slow pure test belongs in unit all the same.
 
 export const UNIT_TESTS: readonly string[] = [
-  // The builtin AI parser's passes on a hand-made shop schema; no database.
+  // The builtin AI generator's passes and SQL on a hand-made shop schema; no database.
+  'test/ai-build-sql-and-explanation.test.ts',
   'test/ai-parse-aggregates-pass.test.ts',
   'test/ai-parse-assemble.test.ts',
   'test/ai-parse-check-grounds.test.ts',
