@@ -7,16 +7,9 @@
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import pg from 'pg';
-import { cliActor } from '../../src/audit/audit.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createConnection } from '../../src/connections/connections.ts';
-import { createLogger } from '../../src/logger.ts';
-import { closeServices, createServices } from '../../src/services.ts';
-import { createApiKey } from '../../src/workspaces/api-keys.ts';
-import { createUser } from '../../src/workspaces/users.ts';
-import { ensureDefaultWorkspace, getWorkspace, setWorkspacePlan, type Plan } from '../../src/workspaces/workspaces.ts';
+import type { Plan } from '../../src/workspaces/workspaces.ts';
 import { freshPostgresDatabase, PG_URL, tempDir } from '../../test/support/databases.ts';
-import { startLoad, type Answer, type LoadHandle, type LoadOptions } from '../../test/support/fault-rig.ts';
+import { oneQuery, provisionAdmin, startLoad, type Answer, type LoadHandle, type LoadOptions } from '../../test/support/fault-rig.ts';
 import { removeDir, sharedEnv, startDbq, type DbqProcess } from '../../test/support/processes.ts';
 
 export interface DbqRig {
@@ -56,17 +49,6 @@ export interface DbqRigOptions {
   env?: Record<string, string>;
 }
 
-async function oneQuery<R extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
-  c.on('error', () => {});
-  await c.connect();
-  try {
-    return (await c.query<R>(sql, params)).rows;
-  } finally {
-    await c.end().catch(() => {});
-  }
-}
-
 /** Reads the SQLite store beside the running dbq (WAL: a reader does not block its writer). */
 function readSqlite<T>(dataDir: string, read: (db: Database.Database) => T): T {
   const db = new Database(path.join(dataDir, 'dbq.sqlite'), { readonly: true, fileMustExist: true });
@@ -99,24 +81,7 @@ export async function startDbqRig(opts: DbqRigOptions): Promise<DbqRig> {
     // Without a PostgreSQL store dbq keeps its own, DATA_DIR/dbq.sqlite.
     if (!store) delete env.DBQ_STORE_URL;
     await oneQuery(PG_URL, `CREATE TABLE ${table} (n bigint NOT NULL)`);
-    // Provisioned in-process before any dbq starts, without Redis (nothing to count yet).
-    const svc = await createServices(loadConfig({ ...env, DBQ_REDIS_URL: undefined }), { logger: createLogger('silent') });
-    let key: string;
-    try {
-      await ensureDefaultWorkspace(svc.db);
-      await setWorkspacePlan(svc.db, 'default', opts.plan ?? 'enterprise', cliActor());
-      await createUser(svc.db, { workspace: 'default', email: 'admin@faults.test', role: 'admin' }, cliActor());
-      key = (await createApiKey(svc.db, { workspace: 'default', email: 'admin@faults.test', name: 'faults' })).secret;
-      const ws = await getWorkspace(svc.db, 'default');
-      await createConnection(
-        { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir },
-        ws.id,
-        { name: 'pg', url: opts.targetUrl ?? PG_URL, maxConnections: 10 },
-        cliActor(),
-      );
-    } finally {
-      await closeServices(svc);
-    }
+    const key = await provisionAdmin(env, { email: 'admin@faults.test', keyName: 'faults', plan: opts.plan, targetUrl: opts.targetUrl, maxConnections: 10 });
     // Several processes on one store each get a data dir of their own, as deployed.
     const envs = [env];
     for (let i = 1; i < count; i++) {

@@ -24,14 +24,10 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliActor } from '../../src/audit/audit.ts';
 import { loadConfig } from '../../src/config.ts';
-import { createConnection } from '../../src/connections/connections.ts';
 import { closeServices, createServices } from '../../src/services.ts';
-import { createApiKey } from '../../src/workspaces/api-keys.ts';
-import { createUser } from '../../src/workspaces/users.ts';
-import { ensureDefaultWorkspace, getWorkspace, setWorkspacePlan } from '../../src/workspaces/workspaces.ts';
-import { PG_URL, tempDir } from '../support/databases.ts';
+import { tempDir } from '../support/databases.ts';
+import { provisionAdmin } from '../support/fault-rig.ts';
 import { backendsRunning } from '../support/pg-activity.ts';
 import { startDbq, type DbqProcess } from '../support/processes.ts';
 import { sleep, until } from '../support/wait.ts';
@@ -55,22 +51,7 @@ beforeAll(async () => {
     DBQ_SHUTDOWN_GRACE_MS: String(GRACE_MS),
     DBQ_LOG_LEVEL: 'warn',
   };
-  const svc = await createServices(loadConfig(env));
-  try {
-    await ensureDefaultWorkspace(svc.db);
-    await setWorkspacePlan(svc.db, 'default', 'enterprise', cliActor());
-    await createUser(svc.db, { workspace: 'default', email: 'admin@sigterm.test', role: 'admin' }, cliActor());
-    key = (await createApiKey(svc.db, { workspace: 'default', email: 'admin@sigterm.test', name: 'sigterm' })).secret;
-    const ws = await getWorkspace(svc.db, 'default');
-    await createConnection(
-      { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir },
-      ws.id,
-      { name: 'pg', url: PG_URL },
-      cliActor(),
-    );
-  } finally {
-    await closeServices(svc);
-  }
+  key = await provisionAdmin(env, { email: 'admin@sigterm.test', keyName: 'sigterm' });
 });
 
 afterAll(() => {

@@ -1,4 +1,4 @@
-// A dbq process on a store it can lose (issue 24): the store is a PostgreSQL cluster of its own
+// A dbq process on a store it can lose: the store is a PostgreSQL cluster of its own
 // (pg-cluster.ts), the target a table in the machine's PostgreSQL, and a closed-loop load of
 // reads and writes through HTTP that records every answer with its timing (startLoad, which the
 // bench's other fault rigs use too). Shared by test/faults/store-outage.test.ts and
@@ -11,10 +11,11 @@ import { createLogger } from '../../src/logger.ts';
 import { closeServices, createServices } from '../../src/services.ts';
 import { createApiKey } from '../../src/workspaces/api-keys.ts';
 import { createUser } from '../../src/workspaces/users.ts';
-import { getWorkspace, setWorkspacePlan } from '../../src/workspaces/workspaces.ts';
+import { getWorkspace, setWorkspacePlan, type Plan } from '../../src/workspaces/workspaces.ts';
 import { PG_URL, tempDir } from './databases.ts';
 import { createDatabase, privatePostgres, type PrivatePostgres } from './pg-cluster.ts';
 import { removeDir, sharedEnv, startDbq, type DbqProcess } from './processes.ts';
+import { until } from './wait.ts';
 
 export interface Answer {
   kind: 'read' | 'write';
@@ -61,7 +62,8 @@ export interface StoreRig {
 
 const REQUEST_TIMEOUT_MS = 10_000;
 
-async function oneQuery<R extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {
+/** One statement on its own short-lived client (fails fast while the server is away). */
+export async function oneQuery<R extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
   c.on('error', () => {});
   await c.connect();
@@ -69,6 +71,27 @@ async function oneQuery<R extends pg.QueryResultRow>(url: string, sql: string, p
     return (await c.query<R>(sql, params)).rows;
   } finally {
     await c.end().catch(() => {});
+  }
+}
+
+/** Provisions the store `env` names before any dbq starts, in this process and without Redis
+ * (nothing to count yet): the default workspace on `plan`, an admin with a key, and connection
+ * `pg` to `targetUrl` (default: the machine's PostgreSQL). Returns the key's secret. */
+export async function provisionAdmin(
+  env: Record<string, string | undefined>,
+  opts: { email: string; keyName: string; plan?: Plan; targetUrl?: string; maxConnections?: number },
+): Promise<string> {
+  const svc = await createServices(loadConfig({ ...env, DBQ_REDIS_URL: undefined }), { logger: createLogger('silent') });
+  try {
+    await setWorkspacePlan(svc.db, 'default', opts.plan ?? 'enterprise', cliActor());
+    await createUser(svc.db, { workspace: 'default', email: opts.email, role: 'admin' }, cliActor());
+    const key = (await createApiKey(svc.db, { workspace: 'default', email: opts.email, name: opts.keyName })).secret;
+    const ws = await getWorkspace(svc.db, 'default');
+    const connection = { name: 'pg', url: opts.targetUrl ?? PG_URL, ...(opts.maxConnections === undefined ? {} : { maxConnections: opts.maxConnections }) };
+    await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, connection, cliActor());
+    return key;
+  } finally {
+    await closeServices(svc);
   }
 }
 
@@ -130,7 +153,8 @@ export function startLoad(opts: LoadOptions): LoadHandle {
         answer = { kind, status: 0, code: null, retryAfter: null, start, ms: performance.now() - start, queryId: null, value, statementRan: undefined, error: e.cause?.code ?? e.name };
       }
       answers.push(answer);
-      // An answer that came at once must not turn the loop into a busy spin.
+      // Pacing, not a wait for anything: an answer that came at once must not turn the loop into
+      // a busy spin.
       if (answer.status !== 200 || opts.pauseMs) await new Promise((r) => setTimeout(r, Math.max(20, opts.pauseMs ?? 0)));
     }
   };
@@ -156,17 +180,7 @@ export async function startStoreRig(opts: { logLevel?: string } = {}): Promise<S
     dirs.push(dataDir);
     const env = sharedEnv({ storeUrl, dataDir, extra: { DBQ_LOG_LEVEL: opts.logLevel ?? 'info' } });
     await oneQuery(PG_URL, `CREATE TABLE ${table} (n bigint NOT NULL)`);
-    const svc = await createServices(loadConfig(env), { logger: createLogger('silent') });
-    let key: string;
-    try {
-      await setWorkspacePlan(svc.db, 'default', 'enterprise', cliActor());
-      await createUser(svc.db, { workspace: 'default', email: 'admin@outage.test', role: 'admin' }, cliActor());
-      key = (await createApiKey(svc.db, { workspace: 'default', email: 'admin@outage.test', name: 'outage' })).secret;
-      const ws = await getWorkspace(svc.db, 'default');
-      await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG_URL, maxConnections: 10 }, cliActor());
-    } finally {
-      await closeServices(svc);
-    }
+    const key = await provisionAdmin(env, { email: 'admin@outage.test', keyName: 'outage', maxConnections: 10 });
     dbq = await startDbq(env);
     let counter = 0;
     const rig: StoreRig = {
@@ -201,20 +215,28 @@ export async function startStoreRig(opts: { logLevel?: string } = {}): Promise<S
   }
 }
 
-/** Polls until `check` holds (it may throw meanwhile). */
+/** Polls until `check` gives something other than false, and returns it; `check` may throw
+ * meanwhile (the store is away), the last error is named if time runs out. */
 export async function eventually<T>(what: string, check: () => Promise<T | false>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
   let last: unknown = null;
-  for (;;) {
+  let value: T | undefined;
+  const got = async () => {
     try {
       const v = await check();
-      if (v !== false) return v;
+      if (v === false) return false;
+      value = v;
+      return true;
     } catch (err) {
       last = err;
+      return false;
     }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
+  };
+  try {
+    await until(what, got, ms, 100);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}${last ? `: ${String(last)}` : ''}`, { cause: err });
   }
+  return value as T;
 }
 
 /** Waits until the target runs a statement holding `marker` (sent, not finished). */

@@ -19,6 +19,7 @@ import { createApiKey } from '../../src/workspaces/api-keys.ts';
 import { createUser } from '../../src/workspaces/users.ts';
 import { getWorkspace } from '../../src/workspaces/workspaces.ts';
 import { createHarness, PG_URL, workspaceSqliteDir, type Harness } from './harness.ts';
+import { until } from './wait.ts';
 
 export type McpTransportName = 'sse' | 'streamable';
 export const TRANSPORTS: McpTransportName[] = ['sse', 'streamable'];
@@ -105,9 +106,5 @@ export function textOf(result: unknown): string {
 
 /** Polls until `check` holds (session bookkeeping happens on close events). */
 export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await until('the condition', check, timeoutMs);
 }
