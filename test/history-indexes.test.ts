@@ -1,4 +1,4 @@
-// Issue 16, item 3: GET history stays an index walk however long the history grows. On a
+// GET history stays an index walk however long the history grows. On a
 // PostgreSQL store with 50,000 entries, the statement listHistory runs for the first page,
 // every filter, a time window, a reader's own entries and a keyset page is planned (EXPLAIN
 // (FORMAT JSON), the planner's free choice) without a sequential scan of query_history.

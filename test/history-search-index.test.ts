@@ -1,4 +1,4 @@
-// Issue 16, item 3: on the SQLite store, `search=` is answered through a trigram index
+// On the SQLite store, `search=` is answered through a trigram index
 // (migration 0009, src/history/search-index.ts) that is filled behind the writes. It only
 // narrows the walk: every page must hold exactly the entries, in exactly the order, that the
 // plain walk (`lower(sql) like '%…%'`, newest first) gives — with the index caught up, half

@@ -1,4 +1,4 @@
-// Issue 16, item 2: history entries are group-committed (one INSERT per event-loop turn) on the
+// History entries are group-committed (one INSERT per event-loop turn) on the
 // PostgreSQL store as on SQLite, and a response goes out only once its entry is committed. So
 // a process told to stop (SIGTERM) in the middle of a load loses no entry: every request that
 // was answered 200 has its entry in the store after the process has exited.

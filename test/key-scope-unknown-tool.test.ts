@@ -1,5 +1,5 @@
-// Issue 23 item 5: a key's `tools` scope took any name (`dbq key create --tool no_such`, POST
-// /keys with tools: ["no_such"]) and stored a key that could run nothing, while an unknown
+// A key's `tools` scope used to take any name (`dbq key create --tool no_such`, POST
+// /keys with tools: ["no_such"]) and store a key that could run nothing, while an unknown
 // connection was refused with 400. Both are refused alike now, on every door that creates keys
 // (REST, CLI, the web form): 400 naming every unknown tool, and no key is stored. A deleted tool
 // and one on a connection the user may not use read exactly like one that never existed.

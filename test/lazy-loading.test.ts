@@ -1,5 +1,5 @@
 // The MCP SDK and the engine adapters (with their drivers) load on first use, not when the
-// server starts (issue 7: idle memory). Run in a child process, whose module graph starts
+// server starts (idle memory). Run in a child process, whose module graph starts
 // empty, so what was loaded when is visible; the first request to each part must still work.
 import { execFile } from 'node:child_process';
 import path from 'node:path';

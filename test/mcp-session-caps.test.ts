@@ -1,4 +1,4 @@
-// Issue 24 item 5: MCP sessions were unbounded — one key opened 3,000 sessions in 10.7 s
+// MCP sessions used to be unbounded — one key opened 3,000 sessions in 10.7 s
 // (+135 MB) and kept them for the 30-minute idle timeout. A key now holds at most
 // DBQ_MCP_SESSIONS_PER_KEY sessions on a process and a workspace DBQ_MCP_SESSIONS_PER_WORKSPACE
 // (both transports together); at a cap the least recently used idle session gives way, else the

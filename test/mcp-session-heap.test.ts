@@ -1,4 +1,4 @@
-// MCP for agents round 2, item 1: one Streamable HTTP session grew the server's heap by
+// One Streamable HTTP session used to grow the server's heap by
 // ~16 KB per `execute_query` of 100 rows (6 KB for `SELECT 1`), so a long-lived agent session
 // ran a 256 MB heap out of memory between 5,000 and 10,000 calls. The SDK (1.x) keeps every
 // answered JSON-mode request in its transport's `_streamMapping`, the Response and body with

@@ -1,4 +1,4 @@
-// `dbq mcp --url` (issue 18): the stdio bridge as a user installs it. The package is packed
+// `dbq mcp --url`: the stdio bridge as a user installs it. The package is packed
 // with npm, the tarball extracted, and its own bin/dbq spawned by the SDK's stdio client
 // against a real listening dbq; it lists tools and runs a query through the relay. Offline:
 // the extraction borrows this checkout's node_modules instead of `npm install`, which would

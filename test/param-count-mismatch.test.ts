@@ -1,4 +1,4 @@
-// Issue 23 item 5: `SELECT $1::int + $2::int` with one param answered 502 connection_failed
+// `SELECT $1::int + $2::int` with one param used to answer 502 connection_failed
 // "the connection was lost" on PostgreSQL (the server refuses the Bind with 08P01, a class-08
 // SQLSTATE, though at severity ERROR and with the session intact), where MySQL and SQLite
 // answered 422 query_failed. Every engine now answers 422, PostgreSQL with both counts, and the

@@ -1,8 +1,8 @@
 // params are bound by the driver as they are; what cannot be bound exactly is refused with a 400
 // naming the parameter. Before: a params value nested 5,000 levels deep answered 500 (the stack
 // overflowed), at 3,000 levels the JavaScript RangeError came back as the database's message;
-// 1e400 was bound as Infinity and 9007199254740993 as …992, silently. Since issue 23 (item 4)
-// such bodies are refused by the body parser before JSON.parse (MAX_JSON_DEPTH, 64 levels).
+// 1e400 was bound as Infinity and 9007199254740993 as …992, silently. Now such
+// bodies are refused by the body parser before JSON.parse (MAX_JSON_DEPTH, 64 levels).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, PG_URL, type Harness } from './support/harness.ts';
 

@@ -307,7 +307,7 @@ beforeAll(async () => {
   }
   await my.query(`CREATE FUNCTION ${OTHER_DB}.\`$x\`(a INT) RETURNS INT NOT DETERMINISTIC ${EFFECT}`);
   await my.query('CREATE VIEW guard_lock_view AS SELECT 1 AS l');
-  // A view runs its definition (with its definer's rights): the guard reads it (issue 23).
+  // A view runs its definition (with its definer's rights): the guard reads it.
   await my.query(`CREATE VIEW guard_hidden_view AS SELECT GET_LOCK('${LOCK}', 0) AS l, guard_fn(1) AS f`);
 
   fs.mkdirSync(sqliteDir(), { recursive: true });
@@ -375,7 +375,7 @@ describe('MariaDB: attacks on the allowlist are refused and change nothing', () 
     }
   });
 
-  it('a view whose definition calls GET_LOCK and a stored function is refused before it runs (issue 23)', async () => {
+  it('a view whose definition calls GET_LOCK and a stored function is refused before it runs', async () => {
     const before = await mysqlSnapshot();
     const { result: res, lockSeen } = await watchingLock(() => query('v2-mysql', 'SELECT * FROM guard_hidden_view'));
     expect(res.status, JSON.stringify(res.body)).toBe(403);

@@ -1,4 +1,4 @@
-// search_objects and GET /connections/{id}/objects (issue 18 item 3) on a fresh database of each
+// search_objects and GET /connections/{id}/objects on a fresh database of each
 // engine (real PostgreSQL, MariaDB and a SQLite file): the pattern is a case-insensitive
 // substring whose LIKE wildcards are plain characters, results rank exact > prefix > substring
 // then by name, the three detail levels, the limit, every key may search, errors are envelopes,

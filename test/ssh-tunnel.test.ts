@@ -1,4 +1,4 @@
-// Connections through an SSH bastion (issue 18 item 5), against a real OpenSSH server this file
+// Connections through an SSH bastion, against a real OpenSSH server this file
 // starts on a free high port (Debian's openssh-server, installed by .ci/run): PostgreSQL is
 // queried through the tunnel (127.0.0.1:5432 as the bastion sees it); a bastion whose host key
 // is not the pinned one is refused with a 502 before anything logs in; the tunnel is opened again

@@ -1,5 +1,5 @@
 // Which store failures are "the store is not there right now" (503 store_unavailable, retry)
-// and which stay a 500 (issue 24 item 1). Decided by SQLSTATE, Node error code and type only.
+// and which stay a 500. Decided by SQLSTATE, Node error code and type only.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../src/errors.ts';

@@ -1,4 +1,4 @@
-// The test tiers stay true (issue 25): every test file is in exactly one tier of test/tiers.ts,
+// The test tiers stay true: every test file is in exactly one tier of test/tiers.ts,
 // no tier names a file that is gone, vitest's projects are built from those lists, and the unit
 // tier really cannot reach a server or start a process. Without this, a new test that needs
 // PostgreSQL would sit in no tier, or `npm run test:unit` would quietly start waiting on one.

@@ -1,4 +1,4 @@
-// The three test tiers (issue 25): vitest.config.ts turns these lists into the vitest projects
+// The three test tiers: vitest.config.ts turns these lists into the vitest projects
 // `unit`, `sqlite` and `integration`; test/test-tiers.test.ts fails while a test file is in no
 // list, in two, or a listed file is gone. Files are listed, not moved or renamed, so history
 // and the other engineers' paths stay put.

@@ -1,4 +1,4 @@
-// Issue 24 item 8: a full disk answered SELECTs with a bare 500 (every query writes its history
+// A full disk used to answer SELECTs with a bare 500 (every query writes its history
 // entry, and the store's SQLITE_FULL fell through as an internal error). A real full disk here:
 // a small tmpfs mounted for this file (the suite runs as root), filled to the last byte by a
 // filler file, holding either dbq's data dir (its SQLite store) or a SQLite connection's file.

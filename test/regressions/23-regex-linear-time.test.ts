@@ -1,5 +1,5 @@
-// Issue 23, item 4, the audit of every place outside input meets a regular expression: three
-// were super-linear. The SQLite runner's comment gaps (`/\*[\s\S]*?\*/` inside `GAP*`) took
+// The audit of every place outside input meets a regular expression found three that were
+// super-linear. The SQLite runner's comment gaps (`/\*[\s\S]*?\*/` inside `GAP*`) took
 // exponential time in the number of comments before a statement (22 empty comments: 35 ms,
 // each one more doubled it); a model reply of ``` and 20,000 blanks took extract-sql 1 s, and
 // 20,000 trailing semicolons 6.5 s; a SQLite column named with 50,000 capitals took the AI's

@@ -1,4 +1,4 @@
-// The catalog change check dbq used before issue 23 item 2, verbatim: row counts and the newest
+// The catalog change check dbq used before it saw late commits, verbatim: row counts and the newest
 // xmin of the catalogs it watched. Kept as the positive control of
 // test/catalog-check-late-commit.test.ts (it misses a late commit) and as bench:catalog's
 // baseline for cost.
