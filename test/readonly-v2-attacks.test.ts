@@ -21,7 +21,6 @@ import fs from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engines/engine.ts';
-import { createEngine } from '../src/engines/index.ts';
 import {
   ATTACK_SEED,
   BUSY_VICTIM_APP,
@@ -33,6 +32,20 @@ import {
   type PgAttackV2,
 } from './fixtures/pg-attacks-v2.ts';
 import { createHarness, type Harness } from './support/harness.ts';
+import {
+  changedKeys,
+  cleanup,
+  connect,
+  destroy,
+  engineRunner as engineAttackRunner,
+  readerEngine as readerEngineOn,
+  replay as replayAttacks,
+  stateReport as report,
+  type Outcome as AttackOutcome,
+  type Runner as AttackRunner,
+  type Snapshot,
+} from './support/pg-attack-replay.ts';
+import { sleep, until } from './support/wait.ts';
 
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const SNAPSHOT_APP = 'dbq_guard_snapshot';
@@ -265,8 +278,6 @@ interface Fixture {
   programFile: string;
 }
 
-type Snapshot = Record<string, unknown>;
-
 let admin: pg.Client;
 const fixtureNames: string[] = [];
 const fixtures: Fixture[] = [];
@@ -277,34 +288,12 @@ let roleCreated = false;
 let seeded: [number, number];
 let hostname: string;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function destroy(client: pg.Client): void {
-  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-}
-
-async function connect(url: string, applicationName: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, application_name: applicationName });
-  // A terminated idle connection reports on 'error': unlistened, it would end the process.
-  client.on('error', () => {});
-  await client.connect();
-  return client;
-}
-
-async function waitFor(what: string, check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
 async function startVictims(fx: Fixture): Promise<void> {
   const idle = await connect(fx.url, VICTIM_APP);
   const busy = await connect(fx.url, BUSY_VICTIM_APP);
   busy.query('SELECT pg_sleep(3600)').catch(() => {});
   fx.victims.push(idle, busy);
-  await waitFor('the busy victim', async () => {
+  await until('the busy victim', async () => {
     const r = await fx.db.query(`SELECT count(*)::int AS n FROM pg_stat_activity
       WHERE application_name = '${BUSY_VICTIM_APP}' AND datname = current_database() AND state = 'active' AND query LIKE 'SELECT pg_sleep%'`);
     return r.rows[0].n === 1;
@@ -334,14 +323,11 @@ async function createFixture(tag: string, opts: { wide?: boolean; sql?: string }
 }
 
 async function snapshot(fx: Fixture): Promise<Snapshot> {
-  // pg_reload_conf and cancels land asynchronously (signals): give them a moment to show.
+  // pg_reload_conf and cancels land asynchronously (signals): give them a moment to show. Kept
+  // as a wait: after most attacks nothing must change, and an absence has no event to wait for.
   await sleep(30);
   const r = await fx.db.query(SNAPSHOT_SQL, [fx.programFile]);
   return { ...r.rows[0], notifications: fx.notifications };
-}
-
-function changedKeys(before: Snapshot, after: Snapshot): string[] {
-  return Object.keys(before).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
 }
 
 /** Back to the state DATA_SQL builds: every other backend in the database ended (pooled
@@ -350,7 +336,7 @@ function changedKeys(before: Snapshot, after: Snapshot): string[] {
 async function restore(fx: Fixture): Promise<void> {
   await fx.db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
   for (const v of fx.victims.splice(0)) destroy(v);
-  await waitFor('backends to end', async () => {
+  await until('backends to end', async () => {
     const r = await fx.db.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
     return r.rows[0].n === 0;
   });
@@ -389,53 +375,27 @@ interface Probe {
   readOnlyDefault: string;
 }
 
-interface Outcome {
-  attack: PgAttackV2;
-  /** HTTP status (API replays) or 'ok' / the error message (engine replays). */
-  status: number | string;
-  body: unknown;
-  /** Snapshot keys the attack changed. */
-  state: string[];
-  /** Session state the next request saw. */
-  session: string[];
-}
+type Outcome = AttackOutcome<PgAttackV2>;
+/** The session probe, then random() again. */
+type Runner = AttackRunner<[Probe, number]>;
 
-interface Runner {
-  /** Runs one statement; returns its status and body (never throws for a refusal). */
-  attack(sql: string, params: unknown[]): Promise<{ status: number | string; body: unknown }>;
-  /** The session probe as the next request on the same pooled backend, then random() again. */
-  probe(): Promise<[Probe, number] | string>;
-}
-
-async function replay(fx: Fixture, runner: Runner, attacks: readonly PgAttackV2[]): Promise<{ outcomes: Outcome[]; first: Snapshot; last: Snapshot }> {
-  const baseline = await runner.probe();
-  if (typeof baseline === 'string') throw new Error(`session probe failed before the list: ${baseline}`);
-  const first = await snapshot(fx);
-  let before = first;
-  const outcomes: Outcome[] = [];
-  for (const attack of attacks) {
-    const { status, body } = await runner.attack(attack.sql, paramsFor(attack.sql));
-    const session: string[] = [];
-    const probed = await runner.probe();
-    if (typeof probed === 'string') {
-      session.push(`probe failed: ${probed}`);
-    } else {
-      const [p, second] = probed;
-      if (p.random === seeded[0] && second === seeded[1]) session.push(`random() replays setseed(${ATTACK_SEED})`);
-      if (p.searchPath !== baseline[0].searchPath) session.push(`search_path is ${p.searchPath}`);
-      if (p.readOnlyDefault !== baseline[0].readOnlyDefault) session.push(`default_transaction_read_only is ${p.readOnlyDefault}`);
-    }
-    const after = await snapshot(fx);
-    const state = changedKeys(before, after);
-    outcomes.push({ attack, status, body, state, session });
-    if (state.length > 0 || session.length > 0) {
-      await restore(fx);
-      before = await snapshot(fx);
-    } else {
-      before = after;
-    }
-  }
-  return { outcomes, first, last: await snapshot(fx) };
+function replay(fx: Fixture, runner: Runner, attacks: readonly PgAttackV2[]): Promise<{ outcomes: Outcome[]; first: Snapshot; last: Snapshot }> {
+  return replayAttacks(
+    {
+      snapshot: () => snapshot(fx),
+      restore: () => restore(fx),
+      paramsFor,
+      sessionChanges([base], [p, second]) {
+        const session: string[] = [];
+        if (p.random === seeded[0] && second === seeded[1]) session.push(`random() replays setseed(${ATTACK_SEED})`);
+        if (p.searchPath !== base.searchPath) session.push(`search_path is ${p.searchPath}`);
+        if (p.readOnlyDefault !== base.readOnlyDefault) session.push(`default_transaction_read_only is ${p.readOnlyDefault}`);
+        return session;
+      },
+    },
+    runner,
+    attacks,
+  );
 }
 
 const PROBE_SQL = "SELECT random() AS r, current_setting('search_path') AS sp, current_setting('default_transaction_read_only') AS ro";
@@ -457,50 +417,21 @@ function apiRunner(h: Harness, key: () => string, connectionId: string): Runner 
 }
 
 function engineRunner(engine: Engine): Runner {
-  const run = (sql: string, params: unknown[] = []) =>
-    engine.execute({ sql, params, readOnly: true, timeoutMs: 5000, maxRows: 100, maxBytes: 1e6 });
-  return {
-    async attack(sql, params) {
-      try {
-        const r = await run(sql, params);
-        return { status: 'ok', body: r.rows };
-      } catch (err) {
-        return { status: (err as Error).message, body: (err as { details?: unknown }).details ?? null };
-      }
-    },
-    async probe() {
-      try {
-        const a = await run(PROBE_SQL);
-        const b = await run('SELECT random() AS r');
-        const [r, sp, ro] = a.rows[0];
-        return [{ random: Number(r), searchPath: String(sp), readOnlyDefault: String(ro) }, Number(b.rows[0][0])];
-      } catch (err) {
-        return (err as Error).message;
-      }
-    },
-  };
+  return engineAttackRunner(engine, 5000, async (run) => {
+    const a = await run(PROBE_SQL);
+    const b = await run('SELECT random() AS r');
+    const [r, sp, ro] = a.rows[0];
+    return [{ random: Number(r), searchPath: String(sp), readOnlyDefault: String(ro) }, Number(b.rows[0][0])];
+  });
 }
 
 function readerEngine(fx: Fixture, maxConnections = 1): Engine {
-  const engine = createEngine({
-    engine: 'postgres',
-    host: '127.0.0.1',
-    port: 5432,
-    database: fx.name,
-    user: READER_ROLE,
-    password: null,
-    ssl: false,
-    maxConnections,
-    acquireTimeoutMs: 5000,
-    connectTimeoutMs: 5000,
-  });
+  const engine = readerEngineOn(fx.name, READER_ROLE, maxConnections);
   engines.push(engine);
   return engine;
 }
 
-function stateReport(outcomes: Outcome[], pick: (o: Outcome) => string[]): string[] {
-  return outcomes.filter((o) => pick(o).length > 0).map((o) => `${label(o.attack)} → ${o.status} changed ${pick(o).join(', ')}`);
-}
+const stateReport = (outcomes: Outcome[], pick: (o: Outcome) => string[]) => report(outcomes, pick, label);
 
 // ---------------------------------------------------------------------------------------------
 // Suite
@@ -527,14 +458,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  const problems: unknown[] = [];
-  const attempt = async (what: string, work: () => Promise<unknown>) => {
-    try {
-      await work();
-    } catch (err) {
-      problems.push(`${what}: ${(err as Error).message}`);
-    }
-  };
+  const { attempt, done } = cleanup();
   await attempt('harness', async () => h?.close());
   for (const e of engines) await attempt('engine', () => e.close());
   for (const c of extraClients) destroy(c);
@@ -561,7 +485,7 @@ afterAll(async () => {
     }
     await attempt('admin', () => admin.end());
   }
-  if (problems.length > 0) throw new Error(`cleanup: ${problems.join('; ')}`);
+  done();
 }, 120_000);
 
 describe('the attack list', () => {
@@ -654,9 +578,8 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
         await c.query('BEGIN READ ONLY');
         await c.query(sql);
         await c.query('ROLLBACK');
-        await sleep(200);
-        const after = await snapshot(fx);
-        expect(changedKeys(before, after)).toContain(key);
+        // Some effects land asynchronously (signals): wait for this one to show.
+        await until(`${key} to change`, async () => changedKeys(before, await snapshot(fx)).includes(key), 5_000);
       } finally {
         await restore(fx);
       }
@@ -856,6 +779,7 @@ INSERT INTO guard_qt VALUES (ROW(2)), (ROW(1)), (ROW(3));
      * the superuser outside dbq, waits past CHECK_MS, then reads `then` as the read-only key:
      * it must be refused and leave the state as it was. */
     async function staleCase(first: string, ddl: string, then: string): Promise<{ status: number; body: unknown }> {
+      // Real time on purpose here and below: the catalog change check's period is the behaviour.
       await sleep(1_100);
       const warm = await read(first);
       expect(warm.status, JSON.stringify(warm.body)).toBe(200);

@@ -1,4 +1,4 @@
-// Read-only guard v3 (PostgreSQL 15, issue 23 item 1): code the planner and executor reach
+// Read-only guard v3 (PostgreSQL 15): code the planner and executor reach
 // without the statement naming it. test/fixtures/pg-attacks-v3.ts replayed against the two
 // databases it describes ('user', 'builtin'), built by this test as the superuser straight
 // through pg (once each, then cloned per block), layer by layer.
@@ -14,7 +14,7 @@
 // - "database alone": the guard bypassed, every attack run straight through dbq's engine as a
 //   login role with pg_read_all_data only. The state must not move (LANGUAGE internal bindings
 //   apart: the database cannot hold those, see there).
-// - "false refusals" (item 6): in a database holding a user type with an evil `=`, reads on
+// - "false refusals": in a database holding a user type with an evil `=`, reads on
 //   built-in types and on a table with harmless user IMMUTABLE index functions stay allowed
 //   (test/readonly-v3-type-aware-operators.test.ts reads built-in types in the attack databases).
 //
@@ -24,7 +24,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engines/engine.ts';
-import { createEngine } from '../src/engines/index.ts';
 import {
   PG_ATTACKS_V3,
   V3_AFTER_SETUP_SQL,
@@ -39,6 +38,20 @@ import {
   type PgAttackV3Fixture,
 } from './fixtures/pg-attacks-v3.ts';
 import { createHarness, type Harness } from './support/harness.ts';
+import {
+  changedKeys,
+  cleanup,
+  connect,
+  destroy,
+  engineRunner as engineAttackRunner,
+  readerEngine as readerEngineOn,
+  replay as replayAttacks,
+  stateReport as report,
+  type Outcome as AttackOutcome,
+  type Runner as AttackRunner,
+  type Snapshot,
+} from './support/pg-attack-replay.ts';
+import { until } from './support/wait.ts';
 
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const SNAPSHOT_APP = 'dbq_v3_snapshot';
@@ -61,8 +74,6 @@ interface Fixture {
   sequence: boolean;
 }
 
-type Snapshot = Record<string, unknown>;
-
 let admin: pg.Client;
 let roleCreated = false;
 const fixtures: Fixture[] = [];
@@ -72,27 +83,8 @@ const engines: Engine[] = [];
 /** random() twice after setseed(V3_SEED): what a seeded backend answers next. */
 let seeded: [number, number];
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function destroy(client: pg.Client): void {
-  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-}
 
-async function connect(url: string, applicationName: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, application_name: applicationName });
-  // A terminated idle connection reports on 'error': unlistened, it would end the process.
-  client.on('error', () => {});
-  await client.connect();
-  return client;
-}
-
-async function waitFor(what: string, check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 /** A database built once per kind, cloned for each block (CREATE DATABASE … TEMPLATE): building
  * runs the fixture SQL (and the harm) once. */
@@ -154,9 +146,6 @@ async function snapshot(fx: Fixture): Promise<Snapshot> {
   return r.rows[0];
 }
 
-function changedKeys(before: Snapshot, after: Snapshot): string[] {
-  return Object.keys(before).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
-}
 
 /** Every other backend of the database ended (pooled connections, victim), the sequence reset,
  * the victim started again. A statistics reset cannot be undone: the next snapshot is the new
@@ -165,7 +154,7 @@ async function restore(fx: Fixture): Promise<void> {
   await fx.db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
   if (fx.victim) destroy(fx.victim);
   fx.victim = null;
-  await waitFor('backends to end', async () => {
+  await until('backends to end', async () => {
     const r = await fx.db.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
     return r.rows[0].n === 0;
   });
@@ -202,46 +191,20 @@ interface Replayed {
 // Replaying the list
 // ---------------------------------------------------------------------------------------------
 
-interface Outcome {
-  attack: PgAttackV3;
-  /** HTTP status (API replays) or 'ok' / the error message (engine replays). */
-  status: number | string;
-  body: unknown;
-  /** Snapshot keys the attack changed. */
-  state: string[];
-  /** Session state the next request saw. */
-  session: string[];
-}
+type Outcome = AttackOutcome<PgAttackV3>;
+/** random() twice, as the next request on the same pooled backend. */
+type Runner = AttackRunner<[number, number]>;
 
-interface Runner {
-  attack(sql: string): Promise<{ status: number | string; body: unknown }>;
-  /** random() twice, as the next request on the same pooled backend; else the error. */
-  probe(): Promise<[number, number] | string>;
-}
-
-async function replay(fx: Fixture, runner: Runner, attacks: readonly PgAttackV3[]): Promise<{ outcomes: Outcome[]; first: Snapshot; last: Snapshot }> {
-  const baseline = await runner.probe();
-  if (typeof baseline === 'string') throw new Error(`session probe failed before the list: ${baseline}`);
-  const first = await snapshot(fx);
-  let before = first;
-  const outcomes: Outcome[] = [];
-  for (const attack of attacks) {
-    const { status, body } = await runner.attack(attack.sql);
-    const session: string[] = [];
-    const probed = await runner.probe();
-    if (typeof probed === 'string') session.push(`probe failed: ${probed}`);
-    else if (probed[0] === seeded[0] && probed[1] === seeded[1]) session.push(`random() replays setseed(${V3_SEED})`);
-    const after = await snapshot(fx);
-    const state = changedKeys(before, after);
-    outcomes.push({ attack, status, body, state, session });
-    if (state.length > 0 || session.length > 0) {
-      await restore(fx);
-      before = await snapshot(fx);
-    } else {
-      before = after;
-    }
-  }
-  return { outcomes, first, last: await snapshot(fx) };
+function replay(fx: Fixture, runner: Runner, attacks: readonly PgAttackV3[]): Promise<{ outcomes: Outcome[]; first: Snapshot; last: Snapshot }> {
+  return replayAttacks(
+    {
+      snapshot: () => snapshot(fx),
+      restore: () => restore(fx),
+      sessionChanges: (_baseline, probed) => (probed[0] === seeded[0] && probed[1] === seeded[1] ? [`random() replays setseed(${V3_SEED})`] : []),
+    },
+    runner,
+    attacks,
+  );
 }
 
 /** The next two numbers of the backend's random(): after setseed(V3_SEED), `seeded`. */
@@ -265,40 +228,14 @@ function apiRunner(h: Harness, key: () => string, connectionId: string): Runner 
 }
 
 function engineRunner(engine: Engine): Runner {
-  const run = (sql: string) => engine.execute({ sql, params: [], readOnly: true, timeoutMs: 10_000, maxRows: 100, maxBytes: 1e6 });
-  return {
-    async attack(sql) {
-      try {
-        const r = await run(sql);
-        return { status: 'ok', body: r.rows };
-      } catch (err) {
-        return { status: (err as Error).message, body: (err as { details?: unknown }).details ?? null };
-      }
-    },
-    async probe() {
-      try {
-        const a = await run(PROBE_SQL);
-        return [Number(a.rows[0][0]), Number(a.rows[0][1])];
-      } catch (err) {
-        return (err as Error).message;
-      }
-    },
-  };
+  return engineAttackRunner(engine, 10_000, async (run) => {
+    const a = await run(PROBE_SQL);
+    return [Number(a.rows[0][0]), Number(a.rows[0][1])];
+  });
 }
 
 function readerEngine(fx: Fixture): Engine {
-  const engine = createEngine({
-    engine: 'postgres',
-    host: '127.0.0.1',
-    port: 5432,
-    database: fx.name,
-    user: READER_ROLE,
-    password: null,
-    ssl: false,
-    maxConnections: 1,
-    acquireTimeoutMs: 5000,
-    connectTimeoutMs: 5000,
-  });
+  const engine = readerEngineOn(fx.name, READER_ROLE);
   engines.push(engine);
   return engine;
 }
@@ -311,9 +248,7 @@ function brief(body: unknown): string {
   return `${b?.code}: ${message}${b?.details === undefined ? '' : ` ${JSON.stringify(b.details)}`}`.slice(0, 300);
 }
 
-function stateReport(outcomes: Outcome[], pick: (o: Outcome) => string[]): string[] {
-  return outcomes.filter((o) => pick(o).length > 0).map((o) => `${label(o.attack)} → ${o.status} changed ${pick(o).join(', ')}`);
-}
+const stateReport = (outcomes: Outcome[], pick: (o: Outcome) => string[]) => report(outcomes, pick, label);
 
 // ---------------------------------------------------------------------------------------------
 // Suite
@@ -338,14 +273,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  const problems: string[] = [];
-  const attempt = async (what: string, work: () => Promise<unknown>) => {
-    try {
-      await work();
-    } catch (err) {
-      problems.push(`${what}: ${(err as Error).message}`);
-    }
-  };
+  const { attempt, done } = cleanup();
   await attempt('harness', async () => h?.close());
   for (const e of engines) await attempt('engine', () => e.close());
   for (const c of extraClients) destroy(c);
@@ -363,7 +291,7 @@ afterAll(async () => {
     }
     await attempt('admin', () => admin.end());
   }
-  if (problems.length > 0) throw new Error(`cleanup: ${problems.join('; ')}`);
+  done();
 }, 60_000);
 
 describe('the attack list', () => {

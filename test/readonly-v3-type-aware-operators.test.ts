@@ -1,4 +1,4 @@
-// Read-only guard v3 (PostgreSQL 15, issue 23 item 6): the guard refuses code by what it runs on,
+// Read-only guard v3 (PostgreSQL 15), false refusals: the guard refuses code by what it runs on,
 // not by its name. In the very databases test/readonly-v3-planner-attacks.test.ts attacks —
 // user types whose `=`, `<>`, `<`, `>`, `<=`, `>=` are evil, evil default operator classes,
 // negators, commutators and estimators, user operators of their own names on int, tables with
@@ -12,6 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { V3_AFTER_SETUP_SQL, V3_CROSS_TYPE_SQL, V3_FIXTURE_SQL, V3_VICTIM_APP, type PgAttackV3Fixture } from './fixtures/pg-attacks-v3.ts';
 import { createHarness, type Harness } from './support/harness.ts';
+import { cleanup, connect, destroy } from './support/pg-attack-replay.ts';
 
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const RUN = `${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
@@ -98,17 +99,6 @@ let admin: pg.Client;
 let h: Harness;
 const fixtures: Fixture[] = [];
 
-function destroy(client: pg.Client): void {
-  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-}
-
-async function connect(url: string, applicationName: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, application_name: applicationName });
-  client.on('error', () => {});
-  await client.connect();
-  return client;
-}
-
 type Kind = PgAttackV3Fixture | 'cross';
 
 async function createFixture(kind: Kind): Promise<Fixture> {
@@ -152,14 +142,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  const problems: string[] = [];
-  const attempt = async (what: string, work: () => Promise<unknown>) => {
-    try {
-      await work();
-    } catch (err) {
-      problems.push(`${what}: ${(err as Error).message}`);
-    }
-  };
+  const { attempt, done } = cleanup();
   await attempt('harness', async () => h?.close());
   for (const fx of fixtures) {
     destroy(fx.victim);
@@ -167,7 +150,7 @@ afterAll(async () => {
     await attempt(`database ${fx.name}`, () => admin.query(`DROP DATABASE IF EXISTS ${fx.name} WITH (FORCE)`));
   }
   if (admin) await attempt('admin', () => admin.end());
-  if (problems.length > 0) throw new Error(`cleanup: ${problems.join('; ')}`);
+  done();
 }, 60_000);
 
 describe('type-aware operators: reads on built-in types in the planner-attacks databases', () => {
