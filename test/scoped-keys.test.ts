@@ -4,10 +4,11 @@
 // program sees itself (GET /keys/self). Real store, real SQLite connections, real CLI.
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createHarness, createPgStoreHarness, workspaceSqliteDir, type Harness } from './support/harness.ts';
 import { runDbq } from './support/cli.ts';
+import { sleep, until } from './support/wait.ts';
 
 let h: Harness;
 let idA: string;
@@ -46,6 +47,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.close();
+});
+
+afterEach(() => {
+  vi.useRealTimers();
 });
 
 describe('creating a scoped key', () => {
@@ -179,16 +184,19 @@ describe('a key past its expiresAt', () => {
     });
     expect((await h.call('GET', '/api/connections', secret)).status).toBe(200);
     expect(await audit('key.expired', apiKey.id)).toHaveLength(0);
-    await new Promise((r) => setTimeout(r, Date.parse(apiKey.expiresAt!) - Date.now() + 50));
+    // Expiry is read from Date.now(): the clock is moved past it (and runs on from there)
+    // instead of the test waiting it out.
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    vi.setSystemTime(Date.parse(apiKey.expiresAt!) + 50);
     for (let i = 0; i < 3; i++) {
       const res = await h.call('POST', '/api/query', secret, { connectionId: 'a', sql: 'SELECT 1' });
       expect(res.status).toBe(401);
       // Still the 401 of any refused key, plus the reason only the key's holder can provoke.
       expect(res.body).toEqual({ success: false, error: 'Invalid or missing API key', code: 'invalid_api_key', details: { reason: 'expired' } });
     }
-    const deadline = Date.now() + 3000;
-    while ((await audit('key.expired', apiKey.id)).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 100));
+    await until('key.expired in the audit log', async () => (await audit('key.expired', apiKey.id)).length > 0, 3000);
+    // "Once" is an absence: a second entry would have been written by now.
+    await sleep(100);
     const entries = await audit('key.expired', apiKey.id);
     expect(entries).toHaveLength(1);
     expect(entries[0].actor_email).toBe('dbq');
@@ -242,10 +250,7 @@ describe('async queries seen through a connection-scoped key', () => {
     const onA = await h.call('POST', '/api/query', h.adminKey, { connectionId: 'a', sql: 'SELECT 1', async: true });
     expect(onB.status).toBe(202);
     for (const q of [onA, onB]) {
-      const deadline = Date.now() + 5000;
-      while ((await h.call('GET', `/api/query/${q.body.data.queryId}`, h.adminKey)).body.data.status === 'running' && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await until('the query to finish', async () => (await h.call('GET', `/api/query/${q.body.data.queryId}`, h.adminKey)).body.data.status !== 'running', 5000);
     }
     const hidden = await h.call('GET', `/api/query/${onB.body.data.queryId}`, scoped.secret);
     expect(hidden.status).toBe(404);
@@ -331,12 +336,14 @@ describe('on a PostgreSQL store', () => {
     expect((await pgh.call('GET', `/api/connections/${conn.id}/grants`, pgh.adminKey)).body.data).toEqual({ everyone: false, users: [] });
 
     const { apiKey, secret } = await createApiKey(pgh.svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'short', expiresAt: new Date(Date.now() + 300).toISOString() });
-    await new Promise((r) => setTimeout(r, 400));
+    // As above: the clock moves past the expiry instead of the test waiting it out.
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    vi.setSystemTime(Date.parse(apiKey.expiresAt!) + 100);
     await Promise.all([1, 2, 3].map(() => pgh.call('GET', '/api/connections', secret)));
-    const deadline = Date.now() + 3000;
     const expired = () => pgh.svc.db.selectFrom('audit_log').select('id').where('action', '=', 'key.expired').where('target_id', '=', apiKey.id).execute();
-    while ((await expired()).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 100));
+    await until('key.expired in the audit log', async () => (await expired()).length > 0, 3000);
+    // "Once" is an absence: a second entry would have been written by now.
+    await sleep(100);
     expect(await expired()).toHaveLength(1);
   });
 });
