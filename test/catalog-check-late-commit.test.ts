@@ -6,7 +6,7 @@
 // pure DELETE (DROP FUNCTION) are each seen within one check interval; the old fingerprint,
 // run beside, is shown unchanged by the first two (the positive control).
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createEngine } from '../src/engines/index.ts';
 import type { Engine } from '../src/engines/engine.ts';
 import {
@@ -23,7 +23,9 @@ import { postgresConfig } from './support/engines.ts';
 import { LEGACY_FINGERPRINT } from './support/legacy-catalog-fingerprint.ts';
 
 const AFTER_CHECK_MS = CHECK_MS + 150;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The cache times its checks with performance.now(), which a fake clock (running on in real
+ * time from there) moves past the check interval instead of the test sleeping through it. */
+const pastCheckInterval = () => vi.advanceTimersByTime(AFTER_CHECK_MS);
 
 let db: { url: string; drop(): Promise<void> };
 let admin: pg.Client;
@@ -86,6 +88,14 @@ afterAll(async () => {
   await db?.drop();
 });
 
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['performance'], shouldAdvanceTime: true });
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 describe('catalog change check: every committed change, whatever the commit order', () => {
   it('sees a CREATE OR REPLACE … VOLATILE committed late by a transaction older than the load (the old fingerprint does not)', async () => {
     await admin.query(stable('late_f'));
@@ -97,7 +107,7 @@ describe('catalog change check: every committed change, whatever the commit orde
     expect(volatilityOf(await cache.get(), 'late_f')).toBe('s');
     // T2, younger than T1, commits: its xmin becomes the newest.
     await admin.query(stable('late_other'));
-    await sleep(AFTER_CHECK_MS);
+    pastCheckInterval();
     expect(volatilityOf(await cache.get(), 'late_other')).toBe('s');
     expect(loads()).toBe(2);
 
@@ -112,7 +122,7 @@ describe('catalog change check: every committed change, whatever the commit orde
     expect(await legacy()).toBe(legacyBefore);
     expect(await session((q) => checkFingerprint(q, reference))).toBeNull();
 
-    await sleep(AFTER_CHECK_MS);
+    pastCheckInterval();
     expect(volatilityOf(await cache.get(), 'late_f')).toBe('v');
   });
 
@@ -142,7 +152,7 @@ describe('catalog change check: every committed change, whatever the commit orde
     await t1.query('COMMIT');
     expect(await legacy()).toBe(legacyBefore);
 
-    await sleep(AFTER_CHECK_MS);
+    pastCheckInterval();
     expect(volatilityOf(await cache.get(), 'sub_f')).toBe('v');
   });
 
@@ -151,7 +161,7 @@ describe('catalog change check: every committed change, whatever the commit orde
     const { cache, loads } = volatilityCache();
     expect(volatilityOf(await cache.get(), 'gone_f')).toBe('s');
     await admin.query('DROP FUNCTION public.gone_f()');
-    await sleep(AFTER_CHECK_MS);
+    pastCheckInterval();
     expect(volatilityOf(await cache.get(), 'gone_f')).toBeUndefined();
     expect(loads()).toBe(2);
   });
@@ -165,7 +175,7 @@ describe('catalog change check: every committed change, whatever the commit orde
     const { cache, loads } = volatilityCache();
     const first = await cache.get();
     for (let i = 0; i < 3; i++) {
-      await sleep(AFTER_CHECK_MS);
+      pastCheckInterval();
       expect(await cache.get()).toBe(first);
     }
     expect(loads()).toBe(1);
@@ -183,12 +193,12 @@ describe('catalog change check: every committed change, whatever the commit orde
       await t1.query('SELECT pg_current_xact_id()');
       expect((await decideStatement(guard, 'SELECT public.engine_f()')).kind).toBe('read');
       await admin.query(stable('engine_other'));
-      await sleep(AFTER_CHECK_MS);
+      pastCheckInterval();
       expect((await decideStatement(guard, 'SELECT public.engine_other()')).kind).toBe('read');
       // A body the policy cannot call harmless, whatever its label.
       await t1.query("CREATE OR REPLACE FUNCTION public.engine_f() RETURNS int LANGUAGE sql VOLATILE AS 'INSERT INTO public.engine_probe VALUES (1) RETURNING 1'");
       await t1.query('COMMIT');
-      await sleep(AFTER_CHECK_MS);
+      pastCheckInterval();
       const verdict = await decideStatement(guard, 'SELECT public.engine_f()');
       expect(verdict.kind).not.toBe('read');
       expect(verdict.reason).toContain('engine_f');
