@@ -1,4 +1,4 @@
-// Issue 16: key and connection look-ups are cached in each process on the PostgreSQL store too,
+// Key and connection look-ups are cached in each process on the PostgreSQL store too,
 // and the cache keeps authentication's promise: a key revoked, a user demoted or disabled, a
 // connection edited or deleted — with the CLI, i.e. by another process — is honoured by every
 // serving process within a second; with the LISTEN connection killed as well (it reconnects by
@@ -19,6 +19,7 @@ import { createUser } from '../src/workspaces/users.ts';
 import { createWorkspace, getWorkspace } from '../src/workspaces/workspaces.ts';
 import { freshPostgresDatabase, PG_URL, tempDir } from './support/databases.ts';
 import { freePort, http, removeDir, runCli, sharedEnv, startDbq, type DbqProcess } from './support/processes.ts';
+import { sleep, until } from './support/wait.ts';
 
 let store: { url: string; drop(): Promise<void> };
 let env: Record<string, string>;
@@ -84,14 +85,7 @@ async function honouredBy(procs: DbqProcess[], check: (p: DbqProcess) => Promise
 }
 
 /** Polls until `check` holds; returns how long that took (ms). */
-async function waitFor(check: () => Promise<boolean>): Promise<number> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > 3000) throw new Error('not true within 3 s');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Date.now() - started;
-}
+const waitFor = (check: () => Promise<boolean>): Promise<number> => until('the condition', check, 3000);
 
 async function listenerPids(): Promise<number[]> {
   const { rows } = await admin.query<{ pid: number }>(
@@ -101,7 +95,7 @@ async function listenerPids(): Promise<number[]> {
   return rows.map((r) => r.pid);
 }
 
-/** Every change of the issue, made with the CLI, warm caches in both processes first. */
+/** Every change the cache must honour, made with the CLI, warm caches in both processes first. */
 async function changesHonoured(slug: string, beforeEach?: () => Promise<void>): Promise<Record<string, number>> {
   const procs = [a, b];
   const took: Record<string, number> = {};
@@ -161,7 +155,7 @@ describe('look-ups cached per process on the PostgreSQL store', () => {
     const loop = (async () => {
       while (killing) {
         await kill();
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
       }
     })();
     let took: Record<string, number>;
@@ -209,11 +203,13 @@ describe('the change feed in one process', () => {
   });
 
   it('a last_used_at write alone notifies nobody', async () => {
-    // Let the previous test's own notification arrive (and a heartbeat read the counter) first.
-    await new Promise((r) => setTimeout(r, 800));
+    // Let the previous test's own notification arrive (and a heartbeat read the counter) first:
+    // quiet has no event of its own.
+    await sleep(800);
     const before = s.epoch();
     await admin.query("update api_keys set last_used_at = '2026-01-01T00:00:00.000Z'");
-    await new Promise((r) => setTimeout(r, 200));
+    // An absence has no event to wait for: a notification would have arrived by now.
+    await sleep(200);
     expect(s.epoch()).toBe(before);
     await admin.query("update workspaces set name = name where slug = 'own'");
     await waitFor(async () => s.epoch() !== before);
@@ -231,7 +227,8 @@ describe('the change feed in one process', () => {
       await waitFor(async () => feed.current() !== null);
       expect(feed.isListening).toBe(false);
       const before = feed.current();
-      await new Promise((r) => setTimeout(r, 600));
+      // An absence: no change is seen while nothing changes (over more than one counter read).
+      await sleep(600);
       expect(feed.current()).toBe(before);
       await admin.query("update users set role = role where email = 'own@own.test'");
       const took = await waitFor(async () => feed.current() !== before);
