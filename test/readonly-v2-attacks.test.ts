@@ -32,22 +32,9 @@ import {
   type PgAttackV2,
 } from './fixtures/pg-attacks-v2.ts';
 import { createHarness, type Harness } from './support/harness.ts';
-import {
-  changedKeys,
-  cleanup,
-  connect,
-  destroy,
-  engineRunner as engineAttackRunner,
-  readerEngine as readerEngineOn,
-  replay as replayAttacks,
-  stateReport as report,
-  type Outcome as AttackOutcome,
-  type Runner as AttackRunner,
-  type Snapshot,
-} from './support/pg-attack-replay.ts';
+import * as attacks from './support/pg-attack-replay.ts';
 import { sleep, until } from './support/wait.ts';
 
-const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const SNAPSHOT_APP = 'dbq_guard_snapshot';
 const RUN = `${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
 const BASE = `dbq_g2_${RUN}`;
@@ -289,8 +276,8 @@ let seeded: [number, number];
 let hostname: string;
 
 async function startVictims(fx: Fixture): Promise<void> {
-  const idle = await connect(fx.url, VICTIM_APP);
-  const busy = await connect(fx.url, BUSY_VICTIM_APP);
+  const idle = await attacks.connect(fx.url, VICTIM_APP);
+  const busy = await attacks.connect(fx.url, BUSY_VICTIM_APP);
   busy.query('SELECT pg_sleep(3600)').catch(() => {});
   fx.victims.push(idle, busy);
   await until('the busy victim', async () => {
@@ -306,7 +293,7 @@ async function createFixture(tag: string, opts: { wide?: boolean; sql?: string }
   fixtureNames.push(name);
   await admin.query(`CREATE DATABASE ${name}`);
   const url = `postgres://postgres@127.0.0.1:5432/${name}`;
-  const db = await connect(url, SNAPSHOT_APP);
+  const db = await attacks.connect(url, SNAPSHOT_APP);
   const programFile = `/tmp/dbq_guard_ft_prog_${name}`;
   fs.rmSync(programFile, { force: true });
   const fx: Fixture = { name, url, db, notifications: 0, victims: [], programFile };
@@ -322,7 +309,7 @@ async function createFixture(tag: string, opts: { wide?: boolean; sql?: string }
   return fx;
 }
 
-async function snapshot(fx: Fixture): Promise<Snapshot> {
+async function snapshot(fx: Fixture): Promise<attacks.Snapshot> {
   // pg_reload_conf and cancels land asynchronously (signals): give them a moment to show. Kept
   // as a wait: after most attacks nothing must change, and an absence has no event to wait for.
   await sleep(30);
@@ -335,7 +322,7 @@ async function snapshot(fx: Fixture): Promise<Snapshot> {
  * file removed, tables rebuilt, victims started again. */
 async function restore(fx: Fixture): Promise<void> {
   await fx.db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-  for (const v of fx.victims.splice(0)) destroy(v);
+  for (const v of fx.victims.splice(0)) attacks.destroy(v);
   await until('backends to end', async () => {
     const r = await fx.db.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
     return r.rows[0].n === 0;
@@ -375,12 +362,12 @@ interface Probe {
   readOnlyDefault: string;
 }
 
-type Outcome = AttackOutcome<PgAttackV2>;
+type Outcome = attacks.Outcome<PgAttackV2>;
 /** The session probe, then random() again. */
-type Runner = AttackRunner<[Probe, number]>;
+type Runner = attacks.Runner<[Probe, number]>;
 
-function replay(fx: Fixture, runner: Runner, attacks: readonly PgAttackV2[]): Promise<{ outcomes: Outcome[]; first: Snapshot; last: Snapshot }> {
-  return replayAttacks(
+function replay(fx: Fixture, runner: Runner, list: readonly PgAttackV2[]): Promise<{ outcomes: Outcome[]; first: attacks.Snapshot; last: attacks.Snapshot }> {
+  return attacks.replay(
     {
       snapshot: () => snapshot(fx),
       restore: () => restore(fx),
@@ -394,7 +381,7 @@ function replay(fx: Fixture, runner: Runner, attacks: readonly PgAttackV2[]): Pr
       },
     },
     runner,
-    attacks,
+    list,
   );
 }
 
@@ -417,7 +404,7 @@ function apiRunner(h: Harness, key: () => string, connectionId: string): Runner 
 }
 
 function engineRunner(engine: Engine): Runner {
-  return engineAttackRunner(engine, 5000, async (run) => {
+  return attacks.engineRunner(engine, 5000, async (run) => {
     const a = await run(PROBE_SQL);
     const b = await run('SELECT random() AS r');
     const [r, sp, ro] = a.rows[0];
@@ -426,12 +413,12 @@ function engineRunner(engine: Engine): Runner {
 }
 
 function readerEngine(fx: Fixture, maxConnections = 1): Engine {
-  const engine = readerEngineOn(fx.name, READER_ROLE, maxConnections);
+  const engine = attacks.readerEngine(fx.name, READER_ROLE, maxConnections);
   engines.push(engine);
   return engine;
 }
 
-const stateReport = (outcomes: Outcome[], pick: (o: Outcome) => string[]) => report(outcomes, pick, label);
+const stateReport = (outcomes: Outcome[], pick: (o: Outcome) => string[]) => attacks.stateReport(outcomes, pick, label);
 
 // ---------------------------------------------------------------------------------------------
 // Suite
@@ -441,27 +428,18 @@ let h: Harness;
 
 beforeAll(async () => {
   hostname = fs.readFileSync('/etc/hostname', 'utf8');
-  admin = await connect(ADMIN_URL, SNAPSHOT_APP);
-  await admin.query(`CREATE ROLE ${READER_ROLE} LOGIN`);
+  admin = await attacks.connect(attacks.ADMIN_URL, SNAPSHOT_APP);
+  await attacks.createReaderRole(admin, READER_ROLE);
   roleCreated = true;
-  await admin.query(`GRANT pg_read_all_data TO ${READER_ROLE}`);
-  const ref = await connect(ADMIN_URL, SNAPSHOT_APP);
-  try {
-    await ref.query(`SELECT setseed(${ATTACK_SEED})`);
-    const a = await ref.query('SELECT random() AS r');
-    const b = await ref.query('SELECT random() AS r');
-    seeded = [Number(a.rows[0].r), Number(b.rows[0].r)];
-  } finally {
-    await ref.end();
-  }
+  seeded = await attacks.seededRandoms(ATTACK_SEED, SNAPSHOT_APP);
   h = await createHarness();
 }, 60_000);
 
 afterAll(async () => {
-  const { attempt, done } = cleanup();
+  const { attempt, done } = attacks.cleanup();
   await attempt('harness', async () => h?.close());
   for (const e of engines) await attempt('engine', () => e.close());
-  for (const c of extraClients) destroy(c);
+  for (const c of extraClients) attacks.destroy(c);
   for (const fx of fixtures) {
     await attempt(`${fx.name} client`, () => fx.db.end());
   }
@@ -475,13 +453,10 @@ afterAll(async () => {
         admin.query(`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE left(slot_name, length($1::text)) = $1`, [name]),
       );
     }
-    for (const fx of fixtures) for (const v of fx.victims) destroy(v);
+    for (const fx of fixtures) for (const v of fx.victims) attacks.destroy(v);
     for (const fx of fixtures) fs.rmSync(fx.programFile, { force: true });
     if (roleCreated) {
-      await attempt('role', async () => {
-        await admin.query(`DROP OWNED BY ${READER_ROLE}`);
-        await admin.query(`DROP ROLE IF EXISTS ${READER_ROLE}`);
-      });
+      await attempt('role', () => attacks.dropReaderRole(admin, READER_ROLE));
     }
     await attempt('admin', () => admin.end());
   }
@@ -572,14 +547,14 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
   for (const [sql, key] of CONTROLS) {
     it(`${sql} in BEGIN READ ONLY … ROLLBACK changes ${key}`, async () => {
       const before = await snapshot(fx);
-      const c = await connect(fx.url, 'dbq_guard_control');
+      const c = await attacks.connect(fx.url, 'dbq_guard_control');
       extraClients.push(c);
       try {
         await c.query('BEGIN READ ONLY');
         await c.query(sql);
         await c.query('ROLLBACK');
         // Some effects land asynchronously (signals): wait for this one to show.
-        await until(`${key} to change`, async () => changedKeys(before, await snapshot(fx)).includes(key), 5_000);
+        await until(`${key} to change`, async () => attacks.changedKeys(before, await snapshot(fx)).includes(key), 5_000);
       } finally {
         await restore(fx);
       }
@@ -587,7 +562,7 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
   }
 
   it('setseed and advisory locks outlive ROLLBACK; set_config does not', async () => {
-    const c = await connect(fx.url, 'dbq_guard_control');
+    const c = await attacks.connect(fx.url, 'dbq_guard_control');
     extraClients.push(c);
     await c.query('BEGIN READ ONLY');
     await c.query(`SELECT setseed(${ATTACK_SEED}), pg_advisory_lock(4242), set_config('search_path', 'evil', false)`);
@@ -617,7 +592,7 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
 
   it('a SECURITY DEFINER function writes index pages for the reader role, in BEGIN READ ONLY', async () => {
     const before = await snapshot(fx);
-    const c = await connect(`postgres://${READER_ROLE}@127.0.0.1:5432/${fx.name}`, 'dbq_guard_control');
+    const c = await attacks.connect(`postgres://${READER_ROLE}@127.0.0.1:5432/${fx.name}`, 'dbq_guard_control');
     extraClients.push(c);
     try {
       await c.query('BEGIN READ ONLY');
@@ -626,7 +601,7 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
       await c.query('BEGIN READ ONLY');
       await c.query('SELECT evil_definer()');
       await c.query('ROLLBACK');
-      expect(changedKeys(before, await snapshot(fx))).toContain('brin_summaries');
+      expect(attacks.changedKeys(before, await snapshot(fx))).toContain('brin_summaries');
     } finally {
       await restore(fx);
     }
@@ -732,12 +707,7 @@ describe('allowlist alone: a superuser connection, every attack through POST /ap
 
     it(`${READS.length} reads answer 200 and change nothing`, async () => {
       const before = await snapshot(fx);
-      const refused: string[] = [];
-      for (const sql of READS) {
-        const res = await h.call('POST', '/api/query', h.readerKey, { connectionId: 'v2-reads', sql, params: [] });
-        if (res.status !== 200) refused.push(`${res.status} ${sql} → ${JSON.stringify(res.body)}`);
-      }
-      expect(refused).toEqual([]);
+      expect(await attacks.refusedReads(h, 'v2-reads', READS)).toEqual([]);
       expect(await snapshot(fx)).toEqual(before);
     }, 60_000);
   });
@@ -787,7 +757,7 @@ INSERT INTO guard_qt VALUES (ROW(2)), (ROW(1)), (ROW(3));
       await fx.db.query(ddl);
       await sleep(1_100);
       const res = await read(then);
-      const changed = changedKeys(before, await snapshot(fx));
+      const changed = attacks.changedKeys(before, await snapshot(fx));
       if (changed.length > 0) await restore(fx);
       expect({ status: res.status, changed }, `${then} → ${JSON.stringify(res.body)}`).toEqual({ status: 403, changed: [] });
       return res;

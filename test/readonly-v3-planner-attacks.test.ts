@@ -38,22 +38,9 @@ import {
   type PgAttackV3Fixture,
 } from './fixtures/pg-attacks-v3.ts';
 import { createHarness, type Harness } from './support/harness.ts';
-import {
-  changedKeys,
-  cleanup,
-  connect,
-  destroy,
-  engineRunner as engineAttackRunner,
-  readerEngine as readerEngineOn,
-  replay as replayAttacks,
-  stateReport as report,
-  type Outcome as AttackOutcome,
-  type Runner as AttackRunner,
-  type Snapshot,
-} from './support/pg-attack-replay.ts';
+import * as attacks from './support/pg-attack-replay.ts';
 import { until } from './support/wait.ts';
 
-const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const SNAPSHOT_APP = 'dbq_v3_snapshot';
 const RUN = `${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
 const BASE = `dbq_g3_${RUN}`;
@@ -97,7 +84,7 @@ function templateFor(kind: PgAttackV3Fixture): Promise<string> {
       const name = `${BASE}_t${kind[0]}`;
       fixtureNames.push(name);
       await admin.query(`CREATE DATABASE ${name}`);
-      const db = await connect(`postgres://postgres@127.0.0.1:5432/${name}`, SNAPSHOT_APP);
+      const db = await attacks.connect(`postgres://postgres@127.0.0.1:5432/${name}`, SNAPSHOT_APP);
       try {
         await db.query(V3_FIXTURE_SQL[kind]);
         // Building the objects ran the harm (index expressions, CHECKs, range values) here.
@@ -120,7 +107,7 @@ async function createFixture(tag: string, source: { kind: PgAttackV3Fixture } | 
   fixtureNames.push(name);
   await admin.query(`CREATE DATABASE ${name}${template === undefined ? '' : ` TEMPLATE ${template}`}`);
   const url = `postgres://postgres@127.0.0.1:5432/${name}`;
-  const db = await connect(url, SNAPSHOT_APP);
+  const db = await attacks.connect(url, SNAPSHOT_APP);
   const fx: Fixture = { name, url, db, victim: null, sequence };
   fixtures.push(fx);
   if ('sql' in source) {
@@ -128,7 +115,7 @@ async function createFixture(tag: string, source: { kind: PgAttackV3Fixture } | 
     await db.query('SELECT pg_advisory_unlock_all()');
   }
   await db.query(`GRANT CONNECT ON DATABASE ${name} TO ${READER_ROLE}`);
-  fx.victim = await connect(url, V3_VICTIM_APP);
+  fx.victim = await attacks.connect(url, V3_VICTIM_APP);
   return fx;
 }
 
@@ -141,7 +128,7 @@ function snapshotSql(fx: Fixture): string {
   (SELECT coalesce(stats_reset::text, '') FROM pg_stat_database WHERE datname = current_database()) AS stats_reset`;
 }
 
-async function snapshot(fx: Fixture): Promise<Snapshot> {
+async function snapshot(fx: Fixture): Promise<attacks.Snapshot> {
   const r = await fx.db.query(snapshotSql(fx));
   return r.rows[0];
 }
@@ -152,14 +139,14 @@ async function snapshot(fx: Fixture): Promise<Snapshot> {
  * baseline. */
 async function restore(fx: Fixture): Promise<void> {
   await fx.db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-  if (fx.victim) destroy(fx.victim);
+  if (fx.victim) attacks.destroy(fx.victim);
   fx.victim = null;
   await until('backends to end', async () => {
     const r = await fx.db.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
     return r.rows[0].n === 0;
   });
   if (fx.sequence) await fx.db.query("SELECT setval('v3_seq', 1, false)");
-  fx.victim = await connect(fx.url, V3_VICTIM_APP);
+  fx.victim = await attacks.connect(fx.url, V3_VICTIM_APP);
 }
 
 const label = (a: PgAttackV3) => `[${a.mechanism}${a.fixture === 'builtin' ? ', builtin db' : ''}] ${a.sql}`;
@@ -183,27 +170,27 @@ async function replayAll(fxs: Record<PgAttackV3Fixture, Fixture>, runnerFor: (ki
 
 interface Replayed {
   outcomes: Outcome[];
-  first: Snapshot[];
-  last: Snapshot[];
+  first: attacks.Snapshot[];
+  last: attacks.Snapshot[];
 }
 
 // ---------------------------------------------------------------------------------------------
 // Replaying the list
 // ---------------------------------------------------------------------------------------------
 
-type Outcome = AttackOutcome<PgAttackV3>;
+type Outcome = attacks.Outcome<PgAttackV3>;
 /** random() twice, as the next request on the same pooled backend. */
-type Runner = AttackRunner<[number, number]>;
+type Runner = attacks.Runner<[number, number]>;
 
-function replay(fx: Fixture, runner: Runner, attacks: readonly PgAttackV3[]): Promise<{ outcomes: Outcome[]; first: Snapshot; last: Snapshot }> {
-  return replayAttacks(
+function replay(fx: Fixture, runner: Runner, list: readonly PgAttackV3[]): Promise<{ outcomes: Outcome[]; first: attacks.Snapshot; last: attacks.Snapshot }> {
+  return attacks.replay(
     {
       snapshot: () => snapshot(fx),
       restore: () => restore(fx),
       sessionChanges: (_baseline, probed) => (probed[0] === seeded[0] && probed[1] === seeded[1] ? [`random() replays setseed(${V3_SEED})`] : []),
     },
     runner,
-    attacks,
+    list,
   );
 }
 
@@ -228,14 +215,14 @@ function apiRunner(h: Harness, key: () => string, connectionId: string): Runner 
 }
 
 function engineRunner(engine: Engine): Runner {
-  return engineAttackRunner(engine, 10_000, async (run) => {
+  return attacks.engineRunner(engine, 10_000, async (run) => {
     const a = await run(PROBE_SQL);
     return [Number(a.rows[0][0]), Number(a.rows[0][1])];
   });
 }
 
 function readerEngine(fx: Fixture): Engine {
-  const engine = readerEngineOn(fx.name, READER_ROLE);
+  const engine = attacks.readerEngine(fx.name, READER_ROLE);
   engines.push(engine);
   return engine;
 }
@@ -248,7 +235,7 @@ function brief(body: unknown): string {
   return `${b?.code}: ${message}${b?.details === undefined ? '' : ` ${JSON.stringify(b.details)}`}`.slice(0, 300);
 }
 
-const stateReport = (outcomes: Outcome[], pick: (o: Outcome) => string[]) => report(outcomes, pick, label);
+const stateReport = (outcomes: Outcome[], pick: (o: Outcome) => string[]) => attacks.stateReport(outcomes, pick, label);
 
 // ---------------------------------------------------------------------------------------------
 // Suite
@@ -257,37 +244,26 @@ const stateReport = (outcomes: Outcome[], pick: (o: Outcome) => string[]) => rep
 let h: Harness;
 
 beforeAll(async () => {
-  admin = await connect(ADMIN_URL, SNAPSHOT_APP);
-  await admin.query(`CREATE ROLE ${READER_ROLE} LOGIN`);
+  admin = await attacks.connect(attacks.ADMIN_URL, SNAPSHOT_APP);
+  await attacks.createReaderRole(admin, READER_ROLE);
   roleCreated = true;
-  await admin.query(`GRANT pg_read_all_data TO ${READER_ROLE}`);
-  const ref = await connect(ADMIN_URL, SNAPSHOT_APP);
-  try {
-    await ref.query(`SELECT setseed(${V3_SEED})`);
-    const r = await ref.query(PROBE_SQL);
-    seeded = [Number(r.rows[0].a), Number(r.rows[0].b)];
-  } finally {
-    await ref.end();
-  }
+  seeded = await attacks.seededRandoms(V3_SEED, SNAPSHOT_APP);
   h = await createHarness();
 }, 60_000);
 
 afterAll(async () => {
-  const { attempt, done } = cleanup();
+  const { attempt, done } = attacks.cleanup();
   await attempt('harness', async () => h?.close());
   for (const e of engines) await attempt('engine', () => e.close());
-  for (const c of extraClients) destroy(c);
+  for (const c of extraClients) attacks.destroy(c);
   for (const fx of fixtures) {
-    if (fx.victim) destroy(fx.victim);
+    if (fx.victim) attacks.destroy(fx.victim);
     await attempt(`${fx.name} client`, () => fx.db.end());
   }
   if (admin) {
     for (const name of fixtureNames) await attempt(`database ${name}`, () => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     if (roleCreated) {
-      await attempt('role', async () => {
-        await admin.query(`DROP OWNED BY ${READER_ROLE}`);
-        await admin.query(`DROP ROLE IF EXISTS ${READER_ROLE}`);
-      });
+      await attempt('role', () => attacks.dropReaderRole(admin, READER_ROLE));
     }
     await attempt('admin', () => admin.end());
   }
@@ -326,7 +302,7 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
   it('outside a read-only transaction the harm moves the sequence, holds the advisory lock, seeds random() and ends the victim', async () => {
     for (const fn of ['v3_harm', 'v3_harm_path', 'v3_harm_sql', 'v3_wrap']) {
       const before = await snapshot(fx);
-      const c = await connect(fx.url, 'dbq_v3_control');
+      const c = await attacks.connect(fx.url, 'dbq_v3_control');
       extraClients.push(c);
       try {
         await c.query(`SELECT ${fn}(1)`);
@@ -337,9 +313,9 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
         // The SQL harm has no nextval: PostgreSQL refuses it in a read-only transaction, which
         // would end the statement before the other effects when it comes first.
         const expected = fn === 'v3_harm' || fn === 'v3_harm_path' ? ['sequence', 'victim_alive', 'advisory_locks'] : ['victim_alive', 'advisory_locks'];
-        expect(changedKeys(before, await snapshot(fx)).sort(), fn).toEqual(expected.sort());
+        expect(attacks.changedKeys(before, await snapshot(fx)).sort(), fn).toEqual(expected.sort());
       } finally {
-        destroy(c);
+        attacks.destroy(c);
         await restore(fx);
       }
     }
@@ -352,7 +328,7 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
       const before = await snapshot(fx);
       // A fresh backend: index expressions, predicates and partition keys are folded when a
       // backend first loads them.
-      const c = await connect(fx.url, 'dbq_v3_control');
+      const c = await attacks.connect(fx.url, 'dbq_v3_control');
       extraClients.push(c);
       let error = '';
       try {
@@ -362,8 +338,8 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
         error = ` (${(err as Error).message})`;
       }
       await c.query('ROLLBACK').catch(() => {});
-      destroy(c);
-      const changed = changedKeys(before, await snapshot(fx));
+      attacks.destroy(c);
+      const changed = attacks.changedKeys(before, await snapshot(fx));
       const key = attack.effect === 'victim' ? 'victim_alive' : 'stats_reset';
       if (!changed.includes(key)) missed.push(`${label(attack)} changed [${changed.join(', ')}]${error}`);
       if (changed.length > 0) await restore(fx);
@@ -438,12 +414,7 @@ describe('false refusals: a user type with an evil = leaves reads on built-in ty
 
   it(`${V3_ALLOWED_READS.length} reads answer 200 and change nothing`, async () => {
     const before = await snapshot(fx);
-    const refused: string[] = [];
-    for (const sql of V3_ALLOWED_READS) {
-      const res = await h.call('POST', '/api/query', h.readerKey, { connectionId: 'v3-fr', sql, params: [] });
-      if (res.status !== 200) refused.push(`${res.status} ${sql} → ${brief(res.body)}`);
-    }
-    expect(refused).toEqual([]);
+    expect(await attacks.refusedReads(h, 'v3-fr', V3_ALLOWED_READS, brief)).toEqual([]);
     expect(await snapshot(fx)).toEqual(before);
   }, 60_000);
 });

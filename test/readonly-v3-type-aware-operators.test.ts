@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { V3_AFTER_SETUP_SQL, V3_CROSS_TYPE_SQL, V3_FIXTURE_SQL, V3_VICTIM_APP, type PgAttackV3Fixture } from './fixtures/pg-attacks-v3.ts';
 import { createHarness, type Harness } from './support/harness.ts';
-import { cleanup, connect, destroy } from './support/pg-attack-replay.ts';
+import { cleanup, connect, destroy, refusedReads } from './support/pg-attack-replay.ts';
 
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const RUN = `${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
@@ -127,13 +127,8 @@ async function snapshot(fx: Fixture): Promise<Record<string, unknown>> {
 }
 
 /** Each read: its status when not 200, with the refusal's reason. */
-async function readAll(kind: Kind, reads: readonly string[]): Promise<string[]> {
-  const refused: string[] = [];
-  for (const sql of reads) {
-    const res = await h.call('POST', '/api/query', h.readerKey, { connectionId: `v3t-${kind}`, sql, params: [] });
-    if (res.status !== 200) refused.push(`${res.status} ${sql} → ${res.body?.details?.why ?? res.body?.message ?? JSON.stringify(res.body)}`);
-  }
-  return refused;
+function readAll(kind: Kind, reads: readonly string[]): Promise<string[]> {
+  return refusedReads(h, `v3t-${kind}`, reads, (body) => body?.details?.why ?? body?.message ?? JSON.stringify(body));
 }
 
 beforeAll(async () => {

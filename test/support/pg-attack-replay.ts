@@ -7,8 +7,12 @@
 import pg from 'pg';
 import type { Engine } from '../../src/engines/engine.ts';
 import { createEngine } from '../../src/engines/index.ts';
+import type { Harness } from './harness.ts';
 
 export type Snapshot = Record<string, unknown>;
+
+/** The machine's PostgreSQL as the superuser, in its maintenance database. */
+export const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** Cuts a client's socket without a goodbye (a victim that must not answer any more). */
 export function destroy(client: pg.Client): void {
@@ -118,6 +122,41 @@ export function readerEngine(database: string, user: string, maxConnections = 1)
     acquireTimeoutMs: 5000,
     connectTimeoutMs: 5000,
   });
+}
+
+/** A login role that reads everything and may change nothing (pg_read_all_data). */
+export async function createReaderRole(admin: pg.Client, role: string): Promise<void> {
+  await admin.query(`CREATE ROLE ${role} LOGIN`);
+  await admin.query(`GRANT pg_read_all_data TO ${role}`);
+}
+
+export async function dropReaderRole(admin: pg.Client, role: string): Promise<void> {
+  await admin.query(`DROP OWNED BY ${role}`);
+  await admin.query(`DROP ROLE IF EXISTS ${role}`);
+}
+
+/** The next two numbers random() gives after setseed(`seed`): what a backend an attack seeded
+ * answers next. */
+export async function seededRandoms(seed: number, applicationName: string): Promise<[number, number]> {
+  const ref = await connect(ADMIN_URL, applicationName);
+  try {
+    await ref.query(`SELECT setseed(${seed})`);
+    const r = await ref.query('SELECT random() AS a, random() AS b');
+    return [Number(r.rows[0].a), Number(r.rows[0].b)];
+  } finally {
+    await ref.end();
+  }
+}
+
+/** Each of `reads` through POST /api/query as the read-only key: the ones not answered 200,
+ * one line each with what the answer said (`why`, default the whole body). */
+export async function refusedReads(h: Harness, connectionId: string, reads: readonly string[], why: (body: any) => string = (b) => JSON.stringify(b)): Promise<string[]> {
+  const refused: string[] = [];
+  for (const sql of reads) {
+    const res = await h.call('POST', '/api/query', h.readerKey, { connectionId, sql, params: [] });
+    if (res.status !== 200) refused.push(`${res.status} ${sql} → ${why(res.body)}`);
+  }
+  return refused;
 }
 
 /** The outcomes `pick` finds a change in, one line each. */
