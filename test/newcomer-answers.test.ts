@@ -4,7 +4,7 @@
 // DBQ_PUBLIC_URL and connection names beside their ids.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ensureSample } from '../src/cli/serve.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { runDbq } from './support/cli.ts';
@@ -19,11 +19,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('HTTP answers', () => {
   it('an expired key answers 401 with details.reason "expired"; an unknown key without it', async () => {
-    const { secret } = await createApiKey(h.svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'brief', expiresAt: new Date(Date.now() + 300).toISOString() });
-    await new Promise((r) => setTimeout(r, 400));
+    const { apiKey, secret } = await createApiKey(h.svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'brief', expiresAt: new Date(Date.now() + 300).toISOString() });
+    // Expiry is read from Date.now(): a fake clock (running on) is moved past it instead of the
+    // test waiting it out.
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    vi.setSystemTime(Date.parse(apiKey.expiresAt!) + 100);
     const expired = await h.call('GET', '/api/connections', secret);
     expect(expired.status).toBe(401);
     expect(expired.body).toEqual({ success: false, error: 'Invalid or missing API key', code: 'invalid_api_key', details: { reason: 'expired' } });
