@@ -96,7 +96,15 @@ async function round(sides: Side[], slices: number, turn: number, warm: boolean)
   if (warm) for (const side of sides) await runLoad('warm', CONCURRENCY, warmed.has(side.server) ? 1 : 3, side.once);
   for (const side of sides) warmed.add(side.server);
   const load = os.loadavg()[0];
-  const acc = sides.map(() => ({ requests: 0, errors: 0, seconds: 0, cpu: 0, p50: [] as number[], loop: [] as number[], slices: [] as Sample['slices'] }));
+  const acc = sides.map(() => ({
+    requests: 0,
+    errors: 0,
+    seconds: 0,
+    cpu: 0,
+    p50: [] as number[],
+    loop: [] as number[],
+    slices: [] as Sample['slices'],
+  }));
   for (let slice = 0; slice < slices; slice++) {
     for (let k = 0; k < sides.length; k++) {
       const i = (turn + slice + k) % sides.length;
@@ -171,7 +179,9 @@ async function ratios(bare: Server, sqliteDbq: Server, pgDbq: Server, key: strin
       const [b, d] = await round([c.bare, c.dbq], c.slices ?? SLICES, r + i, r === 0);
       got[i].bare.push(b);
       got[i].dbq.push(d);
-      process.stderr.write(`round ${r + 1}/${ROUNDS} ${c.label}: bare ${f0(b.rps)}, dbq ${f0(d.rps)} req/s; CPU µs/req ${f0(b.cpuUs)} / ${f0(d.cpuUs)}; load ${f2(b.load)}\n`);
+      process.stderr.write(
+        `round ${r + 1}/${ROUNDS} ${c.label}: bare ${f0(b.rps)}, dbq ${f0(d.rps)} req/s; CPU µs/req ${f0(b.cpuUs)} / ${f0(d.cpuUs)}; load ${f2(b.load)}\n`,
+      );
     }
   }
   const lines = [
@@ -192,9 +202,9 @@ async function ratios(bare: Server, sqliteDbq: Server, pgDbq: Server, key: strin
   lines.push(
     '',
     `dbq/bare: median dbq req/s over median bare req/s (rounds: the same per round; each round ${SLICES} alternating slices`,
-    'per server). CPU µs/req: the server process\'s user+system time per answered request; CPU ratio: bare\'s over',
-    'dbq\'s, the ratio the servers\' own work would allow on an otherwise idle machine (PostgreSQL and the client',
-    'excluded). loop p99: the event loop\'s delay p99 in the server under the load (monitorEventLoopDelay, 1 ms',
+    "per server). CPU µs/req: the server process's user+system time per answered request; CPU ratio: bare's over",
+    "dbq's, the ratio the servers' own work would allow on an otherwise idle machine (PostgreSQL and the client",
+    "excluded). loop p99: the event loop's delay p99 in the server under the load (monitorEventLoopDelay, 1 ms",
     'resolution; median of the slices). load avg: 1-minute load average as each round began (min–max).',
     '',
     'Targets: SELECT 1 ≥ 0.5x, 100 rows ≥ 0.7x.',
@@ -210,7 +220,9 @@ async function ablation(bare: Server, variants: Array<{ label: string; server: S
     const samples = await round(sides, SLICES, r, r === 0);
     for (const [i, x] of samples.entries()) {
       got[i].push(x);
-      process.stderr.write(`round ${r + 1}/${ROUNDS} ${sides[i].server.label}: ${f0(x.rps)} req/s, ${f0(x.cpuUs)} µs CPU/req, load ${f2(x.load)}\n`);
+      process.stderr.write(
+        `round ${r + 1}/${ROUNDS} ${sides[i].server.label}: ${f0(x.rps)} req/s, ${f0(x.cpuUs)} µs CPU/req, load ${f2(x.load)}\n`,
+      );
     }
   }
   const rps = got.map((xs) => median(xs.map((s) => s.rps)));
@@ -235,9 +247,9 @@ async function ablation(bare: Server, variants: Array<{ label: string; server: S
   }
   lines.push(
     '',
-    'Paired columns: the median over every slice of the variant against the reference\'s slice of the same turn.',
+    "Paired columns: the median over every slice of the variant against the reference's slice of the same turn.",
     'wall µs/req saved: 1e6/req/s of the reference less that of the variant (the time a request occupies the',
-    'bottleneck at 32 clients); CPU µs/req saved: the dbq process\'s own CPU per request, reference less variant.',
+    "bottleneck at 32 clients); CPU µs/req saved: the dbq process's own CPU per request, reference less variant.",
   );
   return lines;
 }

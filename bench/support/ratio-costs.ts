@@ -28,7 +28,13 @@ import { authenticateKey } from '../../src/workspaces/api-keys.ts';
 import { hashKey, isWellFormedKey } from '../../src/workspaces/key-format.ts';
 import { cpuSeconds } from './processes.ts';
 
-const FILTER_INDEXES = ['query_history_user', 'query_history_connection', 'query_history_connection_name', 'query_history_status', 'query_history_source'];
+const FILTER_INDEXES = [
+  'query_history_user',
+  'query_history_connection',
+  'query_history_connection_name',
+  'query_history_status',
+  'query_history_source',
+];
 
 export interface Cost {
   label: string;
@@ -74,7 +80,11 @@ async function dataVersion(dataDir: string): Promise<Cost> {
       await tick();
     }
     const us = (cpuUs() - t0) / n - bare;
-    return { label: 'change-epoch.current (PRAGMA data_version)', dbqUs: us, note: `once per loop turn at most; ${n} turns, each missing the cache` };
+    return {
+      label: 'change-epoch.current (PRAGMA data_version)',
+      dbqUs: us,
+      note: `once per loop turn at most; ${n} turns, each missing the cache`,
+    };
   } finally {
     handle.close();
   }
@@ -114,7 +124,11 @@ async function history(env: Record<string, string>, key: string): Promise<Cost[]
       for (const perTurn of [1, 2, 4, 16]) {
         const t = cpuUs();
         await write(n / 4, perTurn);
-        inserts.push({ label: `history insert${what}, ${perTurn} a turn`, dbqUs: (cpuUs() - t) / (n / 4), note: `svc.history.write, ${perTurn} entr${perTurn === 1 ? 'y' : 'ies'} a loop turn (one group commit each), ${n / 4} entries` });
+        inserts.push({
+          label: `history insert${what}, ${perTurn} a turn`,
+          dbqUs: (cpuUs() - t) / (n / 4),
+          note: `svc.history.write, ${perTurn} entr${perTurn === 1 ? 'y' : 'ies'} a loop turn (one group commit each), ${n / 4} entries`,
+        });
       }
     };
     await insertCosts('');
@@ -130,7 +144,11 @@ async function history(env: Record<string, string>, key: string): Promise<Cost[]
     await insertCosts(` without the ${FILTER_INDEXES.length} filter indexes`);
     return [
       ...inserts,
-      { label: 'history search indexing', dbqUs: indexUs, note: `the trigram indexer catching up ${indexed} entries (DBQ_HISTORY_SEARCH_INDEX=off removes it)` },
+      {
+        label: 'history search indexing',
+        dbqUs: indexUs,
+        note: `the trigram indexer catching up ${indexed} entries (DBQ_HISTORY_SEARCH_INDEX=off removes it)`,
+      },
     ];
   } finally {
     await closeServices(svc);

@@ -31,9 +31,19 @@ export async function provision(env: Record<string, string>, targetUrl: string, 
     await ensureDefaultWorkspace(svc.db);
     await setWorkspacePlan(svc.db, 'default', 'enterprise', cliActor());
     await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' }, cliActor());
-    const { secret } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench', scope: { readOnly: true } });
+    const { secret } = await createApiKey(svc.db, {
+      workspace: 'default',
+      email: 'bench@dbq.test',
+      name: 'bench',
+      scope: { readOnly: true },
+    });
     const ws = await getWorkspace(svc.db, 'default');
-    await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: targetUrl, maxConnections: pool }, cliActor());
+    await createConnection(
+      { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir },
+      ws.id,
+      { name: 'pg', url: targetUrl, maxConnections: pool },
+      cliActor(),
+    );
     return secret;
   } finally {
     await closeServices(svc);
@@ -160,14 +170,22 @@ export async function startBare(targetUrl: string, pool: number): Promise<Server
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 /** POST with a keep-alive agent; resolves with the status, the response headers and the body. */
-export function post(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+export function post(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 500, headers: res.headers, body: text }));
-    });
+    const req = http.request(
+      url,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 500, headers: res.headers, body: text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -176,11 +194,25 @@ export function post(url: string, body: string, headers: Record<string, string>)
 /** `count` Streamable HTTP sessions on `origin` (JSON answers: dbq's sessions use
  * enableJsonResponse), each initialized as a client does; the returned function makes one
  * `execute_query` call on a free session and is true when it answered without isError. */
-export async function mcpCaller(origin: string, key: string, count: number, args: Record<string, unknown>): Promise<() => Promise<boolean>> {
+export async function mcpCaller(
+  origin: string,
+  key: string,
+  count: number,
+  args: Record<string, unknown>,
+): Promise<() => Promise<boolean>> {
   const base = { authorization: `Bearer ${key}`, accept: 'application/json, text/event-stream' };
   const free: string[] = [];
   for (let i = 0; i < count; i++) {
-    const init = await post(`${origin}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'bench-ratio', version: '1' } } }), base);
+    const init = await post(
+      `${origin}/mcp`,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'bench-ratio', version: '1' } },
+      }),
+      base,
+    );
     const id = init.headers['mcp-session-id'];
     if (init.status !== 200 || typeof id !== 'string') throw new Error(`MCP initialize answered ${init.status}: ${init.body}`);
     const headers = { ...base, 'mcp-session-id': id, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
@@ -189,12 +221,17 @@ export async function mcpCaller(origin: string, key: string, count: number, args
     free.push(id);
   }
   let next = 1;
-  const body = (n: number) => JSON.stringify({ jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'execute_query', arguments: args } });
+  const body = (n: number) =>
+    JSON.stringify({ jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'execute_query', arguments: args } });
   return async () => {
     const id = free.pop();
     if (id === undefined) throw new Error('more concurrent MCP calls than sessions');
     try {
-      const r = await post(`${origin}/mcp`, body(next++), { ...base, 'mcp-session-id': id, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION });
+      const r = await post(`${origin}/mcp`, body(next++), {
+        ...base,
+        'mcp-session-id': id,
+        'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+      });
       return r.status === 200 && r.body.includes('"result"') && !r.body.includes('"isError":true');
     } finally {
       free.push(id);
@@ -216,7 +253,12 @@ export function topSelfTime(
   to: number,
   top: number,
 ): { rows: Array<{ name: string; share: number }>; modules: Array<{ name: string; share: number }>; samples: number; idle: number } {
-  const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number };
+  const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+    nodes: ProfileNode[];
+    samples: number[];
+    timeDeltas: number[];
+    startTime: number;
+  };
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const counts = new Map<string, number>();
   const perModule = new Map<string, number>();
