@@ -52,8 +52,16 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
 
   // Root hooks run on every request: callback style, which Fastify runs without the promise an
   // async hook costs, and the log line is built only when it will be written.
+  // The history's group commit gathers entries while other requests are in flight. 'close'
+  // fires once per response, answered or abandoned, so the count cannot drift.
+  const history = svc.history;
+  const requestEnded = () => {
+    history.inFlight--;
+  };
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    history.inFlight++;
+    reply.raw.once('close', requestEnded);
     done();
   });
   installShutdownGate(app);
