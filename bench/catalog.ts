@@ -14,7 +14,12 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { checkFingerprint, readFingerprint, WATCHED_CATALOGS, type CatalogReference } from '../src/engines/postgres/postgres-catalog-freshness.ts';
+import {
+  checkFingerprint,
+  readFingerprint,
+  WATCHED_CATALOGS,
+  type CatalogReference,
+} from '../src/engines/postgres/postgres-catalog-freshness.ts';
 import { freshPostgresDatabase } from '../test/support/databases.ts';
 import { LEGACY_FINGERPRINT } from '../test/support/legacy-catalog-fingerprint.ts';
 import { option } from './support/args.ts';
@@ -56,7 +61,9 @@ async function measure(label: string, tables: number): Promise<void> {
     }
     const query = (text: string, values?: unknown[]) => c.query(text, values);
     const inSession = async <T>(work: () => Promise<T>): Promise<T> => {
-      await c.query("BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ; SET LOCAL statement_timeout = 15000; SET LOCAL search_path = ''; SET LOCAL jit = off");
+      await c.query(
+        "BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ; SET LOCAL statement_timeout = 15000; SET LOCAL search_path = ''; SET LOCAL jit = off",
+      );
       try {
         return await work();
       } finally {
@@ -65,9 +72,13 @@ async function measure(label: string, tables: number): Promise<void> {
     };
     const rows = await c.query(WATCHED_CATALOGS.map((name) => `SELECT count(*) AS n FROM pg_catalog.${name}`).join(' UNION ALL '));
     const scanned = rows.rows.reduce((sum, r) => sum + Number(r.n), 0);
-    const big = await c.query("SELECT (SELECT count(*) FROM pg_attribute) AS attribute, (SELECT count(*) FROM pg_depend) AS depend, (SELECT count(*) FROM pg_class) AS class");
+    const big = await c.query(
+      'SELECT (SELECT count(*) FROM pg_attribute) AS attribute, (SELECT count(*) FROM pg_depend) AS depend, (SELECT count(*) FROM pg_class) AS class',
+    );
     const b = big.rows[0];
-    console.log(`${label}: ${scanned} rows in ${WATCHED_CATALOGS.length} watched catalogs (pg_attribute ${b.attribute}, pg_depend ${b.depend}, pg_class ${b.class})`);
+    console.log(
+      `${label}: ${scanned} rows in ${WATCHED_CATALOGS.length} watched catalogs (pg_attribute ${b.attribute}, pg_depend ${b.depend}, pg_class ${b.class})`,
+    );
     const ref: CatalogReference = await inSession(() => readFingerprint(query));
     const floor = WATCHED_CATALOGS.map((name) => `SELECT count(*) FROM pg_catalog.${name}`).join(' UNION ALL ');
     console.log(`  scan floor            ${await timed(() => inSession(() => c.query(floor)))}`);
@@ -84,7 +95,17 @@ async function measure(label: string, tables: number): Promise<void> {
   }
 }
 
-console.log(`bench:catalog — median / p90 / min over ${RUNS} runs; ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(
+  `bench:catalog — median / p90 / min over ${RUNS} runs; ${os.cpus().length} CPUs, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
 await measure('fresh database', 0);
 await measure(`${TABLES} tables`, TABLES);
-console.log(`load average now ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(
+  `load average now ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);

@@ -62,18 +62,22 @@ function measure(url: string, body: string, headers: Record<string, string>, pid
     const t0 = performance.now();
     let ttfb = NaN;
     let bytes = 0;
-    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      res.on('data', (chunk: Buffer) => {
-        if (bytes === 0) ttfb = performance.now() - t0;
-        bytes += chunk.length;
-      });
-      res.on('end', () => {
-        clearInterval(sampler);
-        peak = Math.max(peak, rssMiB(pid));
-        resolve({ ttfbMs: ttfb, totalMs: performance.now() - t0, bytes, peakRssMiB: peak, status: res.statusCode ?? 0 });
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } },
+      (res) => {
+        res.on('data', (chunk: Buffer) => {
+          if (bytes === 0) ttfb = performance.now() - t0;
+          bytes += chunk.length;
+        });
+        res.on('end', () => {
+          clearInterval(sampler);
+          peak = Math.max(peak, rssMiB(pid));
+          resolve({ ttfbMs: ttfb, totalMs: performance.now() - t0, bytes, peakRssMiB: peak, status: res.statusCode ?? 0 });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', (err) => {
       clearInterval(sampler);
       reject(err);
@@ -81,8 +85,6 @@ function measure(url: string, body: string, headers: Record<string, string>, pid
     req.end(body);
   });
 }
-
-
 
 /** What PostgreSQL alone needs before the first rows exist (generate_series materialises its
  * whole result first): a cursor's first FETCH, no HTTP. The floor under every first byte. */
@@ -106,7 +108,10 @@ async function databaseFirstRowsMs(): Promise<number> {
 }
 
 function median(values: number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 async function main(): Promise<void> {
@@ -117,7 +122,12 @@ async function main(): Promise<void> {
   const { secret } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench' });
   await setWorkspacePlan(svc.db, 'default', 'enterprise', cliActor());
   const ws = await getWorkspace(svc.db, 'default');
-  await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG }, cliActor());
+  await createConnection(
+    { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir },
+    ws.id,
+    { name: 'pg', url: PG },
+    cliActor(),
+  );
   await closeServices(svc);
 
   const dbqPort = 19000 + Math.floor(Math.random() * 1000);

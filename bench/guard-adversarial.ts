@@ -102,9 +102,28 @@ const MIB = 1024 * 1024;
 const JSON_BODIES: { name: string; body: string }[] = [
   { name: '1 MB of `[`', body: '['.repeat(1_000_000) },
   { name: '1 MB of `{"a":`', body: '{"a":'.repeat(200_000) },
-  { name: '1 MiB of `0,`, 60 deep (524,000 values)', body: '['.repeat(60) + Array(MIB / 2 - 200).fill('0').join(',') + ']'.repeat(60) },
-  { name: '1 MiB of `{}` and one escaped key (was walked)', body: '[' + Array(Math.floor(MIB / 3) - 20).fill('{}').join(',') + ',{"\\u0061":1}]' },
-  { name: '49,000 objects, 60 deep (under both limits: parsed)', body: '['.repeat(60) + Array(49_000).fill('{}').join(',') + ']'.repeat(60) },
+  {
+    name: '1 MiB of `0,`, 60 deep (524,000 values)',
+    body:
+      '['.repeat(60) +
+      Array(MIB / 2 - 200)
+        .fill('0')
+        .join(',') +
+      ']'.repeat(60),
+  },
+  {
+    name: '1 MiB of `{}` and one escaped key (was walked)',
+    body:
+      '[' +
+      Array(Math.floor(MIB / 3) - 20)
+        .fill('{}')
+        .join(',') +
+      ',{"\\u0061":1}]',
+  },
+  {
+    name: '49,000 objects, 60 deep (under both limits: parsed)',
+    body: '['.repeat(60) + Array(49_000).fill('{}').join(',') + ']'.repeat(60),
+  },
   { name: '1 MiB string (parsed)', body: JSON.stringify({ connectionId: 'lite', sql: 'x'.repeat(MIB - 60) }) },
 ];
 
@@ -156,16 +175,27 @@ async function doors(): Promise<DoorRow[]> {
     await createUser(svc.db, { workspace: 'default', email: 'admin@bench.test', role: 'admin', password: 'correct horse' }, cliActor());
     await createUser(svc.db, { workspace: 'default', email: 'agent@bench.test', role: 'read_only' }, cliActor());
     const admin = (await createApiKey(svc.db, { workspace: 'default', email: 'admin@bench.test', name: 'admin' })).secret;
-    const agent = (await createApiKey(svc.db, { workspace: 'default', email: 'agent@bench.test', name: 'agent', scope: { toolsOnly: true } })).secret;
+    const agent = (
+      await createApiKey(svc.db, { workspace: 'default', email: 'agent@bench.test', name: 'agent', scope: { toolsOnly: true } })
+    ).secret;
     fs.mkdirSync(path.join(config.sqliteDir, 'default'), { recursive: true });
     new Database(path.join(config.sqliteDir, 'default', 'bench.db')).close();
     const ws = await getWorkspace(svc.db, 'default');
-    await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir }, ws.id, { name: 'lite', url: 'sqlite:bench.db' }, cliActor());
+    await createConnection(
+      { db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir },
+      ws.id,
+      { name: 'lite', url: 'sqlite:bench.db' },
+      cliActor(),
+    );
     app = await buildApp(svc, frontDoors());
     const origin = await app.listen({ port: 0, host: '127.0.0.1' });
 
     const post = async (url: string, body: string, headers: Record<string, string> = {}): Promise<string> => {
-      const res = await fetch(`${origin}${url}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+      const res = await fetch(`${origin}${url}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body,
+      });
       const text = await res.text();
       let code = '';
       try {
@@ -176,12 +206,26 @@ async function doors(): Promise<DoorRow[]> {
       return `${res.status}${code ? ` ${code}` : ''}`;
     };
     for (const evil of [...EVIL_PATTERNS, { name: 'trivial', pattern: '^[a-z]+$', value: 'abc' }]) {
-      const res = await post('/api/tools', JSON.stringify({ name: evil.name, description: evil.pattern, connectionId: 'lite', sql: 'SELECT length(:s) AS n', parameters: [{ name: 's', type: 'string', pattern: evil.pattern, required: true }] }), { authorization: `Bearer ${admin}` });
+      const res = await post(
+        '/api/tools',
+        JSON.stringify({
+          name: evil.name,
+          description: evil.pattern,
+          connectionId: 'lite',
+          sql: 'SELECT length(:s) AS n',
+          parameters: [{ name: 's', type: 'string', pattern: evil.pattern, required: true }],
+        }),
+        { authorization: `Bearer ${admin}` },
+      );
       if (!res.startsWith('201')) throw new Error(`defining ${evil.name}: ${res}`);
     }
 
     // Web: an admin's browser session (cookie + CSRF token).
-    const login = await fetch(`${origin}/ui/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'admin@bench.test', password: 'correct horse' }) });
+    const login = await fetch(`${origin}/ui/api/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'admin@bench.test', password: 'correct horse' }),
+    });
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
     const csrf = ((await login.json()) as { data: { csrfToken: string } }).data.csrfToken;
     const web = { cookie, 'x-csrf-token': csrf };
@@ -189,7 +233,11 @@ async function doors(): Promise<DoorRow[]> {
     const connect = async (transport: 'sse' | 'streamable'): Promise<Client> => {
       const client = new Client({ name: `bench-${transport}`, version: '1' });
       const requestInit = { headers: { authorization: `Bearer ${agent}` } };
-      await client.connect(transport === 'sse' ? new SSEClientTransport(new URL(`${origin}/sse`), { requestInit }) : new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { requestInit }));
+      await client.connect(
+        transport === 'sse'
+          ? new SSEClientTransport(new URL(`${origin}/sse`), { requestInit })
+          : new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { requestInit }),
+      );
       clients.push(client);
       return client;
     };
@@ -198,7 +246,8 @@ async function doors(): Promise<DoorRow[]> {
       const res = await client.callTool({ name, arguments: { s: value } });
       return res.isError ? 'tool error' : 'ok';
     };
-    const run = (headers: Record<string, string>, base: string) => (name: string, value: string) => () => post(`${base}/${name}/run`, JSON.stringify({ params: { s: value } }), headers);
+    const run = (headers: Record<string, string>, base: string) => (name: string, value: string) => () =>
+      post(`${base}/${name}/run`, JSON.stringify({ params: { s: value } }), headers);
 
     // Patterns, per door; the baseline is the same door running the trivial tool.
     const patternDoors: [string, (name: string, value: string) => () => Promise<string>][] = [
@@ -212,7 +261,15 @@ async function doors(): Promise<DoorRow[]> {
       const baseline = await worstOf(request('trivial', 'abc'));
       for (const evil of EVIL_PATTERNS) {
         const r = await worstOf(request(evil.name, evil.value));
-        out.push({ door, input: `pattern ${evil.pattern}`, chars: evil.value.length, answer: r.answer, wallMs: r.wallMs, heldMs: r.heldMs, baselineMs: baseline.heldMs });
+        out.push({
+          door,
+          input: `pattern ${evil.pattern}`,
+          chars: evil.value.length,
+          answer: r.answer,
+          wallMs: r.wallMs,
+          heldMs: r.heldMs,
+          baselineMs: baseline.heldMs,
+        });
       }
     }
 
@@ -220,9 +277,19 @@ async function doors(): Promise<DoorRow[]> {
     // web sign-in); REST authenticates before reading the body, so it gets a key. The baseline
     // is the same door's smallest request.
     const jsonDoors: [string, string, Record<string, string>, string][] = [
-      ['REST POST /api/query (key)', '/api/query', { authorization: `Bearer ${admin}` }, JSON.stringify({ connectionId: 'lite', sql: 'SELECT 1' })],
+      [
+        'REST POST /api/query (key)',
+        '/api/query',
+        { authorization: `Bearer ${admin}` },
+        JSON.stringify({ connectionId: 'lite', sql: 'SELECT 1' }),
+      ],
       ['MCP POST /mcp (no key)', '/mcp', {}, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })],
-      ['MCP POST /messages (no key)', '/messages?sessionId=00000000-0000-4000-8000-000000000000', {}, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })],
+      [
+        'MCP POST /messages (no key)',
+        '/messages?sessionId=00000000-0000-4000-8000-000000000000',
+        {},
+        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      ],
       ['web POST /ui/api/login (no session)', '/ui/api/login', {}, JSON.stringify({ email: 'nobody@bench.test', password: 'x' })],
     ];
     for (const [door, url, headers, trivial] of jsonDoors) {
@@ -230,7 +297,15 @@ async function doors(): Promise<DoorRow[]> {
       const baseline = await worstOf(() => post(url, trivial, headers));
       for (const { name, body } of JSON_BODIES) {
         const r = await worstOf(() => post(url, body, headers));
-        out.push({ door, input: `JSON ${name}`, chars: body.length, answer: r.answer, wallMs: r.wallMs, heldMs: r.heldMs, baselineMs: baseline.heldMs });
+        out.push({
+          door,
+          input: `JSON ${name}`,
+          chars: body.length,
+          answer: r.answer,
+          wallMs: r.wallMs,
+          heldMs: r.heldMs,
+          baselineMs: baseline.heldMs,
+        });
       }
     }
   } finally {
@@ -249,11 +324,14 @@ async function doors(): Promise<DoorRow[]> {
 const doorRows = await doors();
 process.stdout.write(
   [
-    'guard-adversarial doors: the event loop\'s worst hold per request (worst of three), ms; target ~10 ms',
+    "guard-adversarial doors: the event loop's worst hold per request (worst of three), ms; target ~10 ms",
     '',
     '| door | input | chars | answer | wall | event loop held | baseline: trivial request, same door |',
     '|---|---|---:|---|---:|---:|---:|',
-    ...doorRows.map((r) => `| ${r.door} | ${r.input} | ${r.chars} | ${r.answer} | ${r.wallMs.toFixed(1)} | ${r.heldMs.toFixed(1)} | ${r.baselineMs.toFixed(1)} |`),
+    ...doorRows.map(
+      (r) =>
+        `| ${r.door} | ${r.input} | ${r.chars} | ${r.answer} | ${r.wallMs.toFixed(1)} | ${r.heldMs.toFixed(1)} | ${r.baselineMs.toFixed(1)} |`,
+    ),
     '',
   ].join('\n'),
 );

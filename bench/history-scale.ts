@@ -67,7 +67,10 @@ interface Setup {
 /** The generated rows' SELECT list, in one dialect: `g` is the row number (1..ROWS). */
 function selectList(kind: Kind, s: { wsId: string; adminId: string; readerId: string; keyId: string; t0: number; step: number }): string {
   const t = `(${s.t0} + g * ${s.step})`;
-  const digit = (k: number) => (kind === 'postgres' ? `substr('${B32}', (((${t}) >> ${5 * k}) & 31)::int + 1, 1)` : `substr('${B32}', (((${t}) >> ${5 * k}) & 31) + 1, 1)`);
+  const digit = (k: number) =>
+    kind === 'postgres'
+      ? `substr('${B32}', (((${t}) >> ${5 * k}) & 31)::int + 1, 1)`
+      : `substr('${B32}', (((${t}) >> ${5 * k}) & 31) + 1, 1)`;
   const time = Array.from({ length: 10 }, (_, i) => digit(9 - i)).join(' || ');
   const pad16 = kind === 'postgres' ? `lpad(g::text, 16, '0')` : `substr('0000000000000000' || g, -16, 16)`;
   const created =
@@ -128,7 +131,12 @@ async function setup(kind: Kind): Promise<{ setup: Setup; cleanup(): Promise<voi
   };
 }
 
-async function generate(kind: Kind, s: Setup, storeUrl: string | null, dataDir: string): Promise<{ loadSeconds: number; indexSeconds: number }> {
+async function generate(
+  kind: Kind,
+  s: Setup,
+  storeUrl: string | null,
+  dataDir: string,
+): Promise<{ loadSeconds: number; indexSeconds: number }> {
   const ids = { wsId: s.wsId, adminId: s.admin.user.id, readerId: s.reader.user.id, keyId: s.admin.apiKey!.id, t0: s.t0, step: s.step };
   const select = selectList(kind, ids);
   if (kind === 'postgres') {
@@ -165,12 +173,16 @@ async function generate(kind: Kind, s: Setup, storeUrl: string | null, dataDir: 
     handle.pragma('busy_timeout = 5000');
     handle.pragma('foreign_keys = OFF');
     handle.pragma('cache_size = -262144');
-    const defs = handle.prepare("select name, sql from sqlite_master where type = 'index' and tbl_name = 'query_history' and sql is not null").all() as Array<{ name: string; sql: string }>;
+    const defs = handle
+      .prepare("select name, sql from sqlite_master where type = 'index' and tbl_name = 'query_history' and sql is not null")
+      .all() as Array<{ name: string; sql: string }>;
     for (const d of defs) handle.exec(`drop index ${d.name}`);
     const t = performance.now();
     for (let from = 1; from <= ROWS; from += CHUNK) {
       const to = Math.min(ROWS, from + CHUNK - 1);
-      handle.exec(`begin; insert into query_history (${COLUMNS}) with recursive s(g) as (select ${from} union all select g + 1 from s where g < ${to}) select ${select} from s; commit;`);
+      handle.exec(
+        `begin; insert into query_history (${COLUMNS}) with recursive s(g) as (select ${from} union all select g + 1 from s where g < ${to}) select ${select} from s; commit;`,
+      );
       process.stderr.write(`  sqlite: ${to} rows\r`);
     }
     const loadSeconds = (performance.now() - t) / 1000;
@@ -275,7 +287,11 @@ interface HoldRow {
 }
 
 /** `runs` searches one after another while the event loop is watched and /healthz polled. */
-async function measureHold(base: string, runs: number, search: () => Promise<{ entries: number; partial: boolean }>): Promise<Omit<HoldRow, 'search' | 'index' | 'path'>> {
+async function measureHold(
+  base: string,
+  runs: number,
+  search: () => Promise<{ entries: number; partial: boolean }>,
+): Promise<Omit<HoldRow, 'search' | 'index' | 'path'>> {
   let done = false;
   let healthzMs = 0;
   const poll = (async () => {
@@ -304,10 +320,15 @@ async function measureHold(base: string, runs: number, search: () => Promise<{ e
 
 /** The SQLite search index as if off (or far behind): every entry past its watermark. */
 async function indexAsIfOff(s: Setup): Promise<() => Promise<void>> {
-  const { rows } = await sql<{ indexed_rowid: number; indexed_id: string | null }>`select indexed_rowid, indexed_id from query_history_search_state where id = 1`.execute(s.svc.db);
+  const { rows } = await sql<{
+    indexed_rowid: number;
+    indexed_id: string | null;
+  }>`select indexed_rowid, indexed_id from query_history_search_state where id = 1`.execute(s.svc.db);
   await sql`update query_history_search_state set indexed_rowid = 0, indexed_id = null where id = 1`.execute(s.svc.db);
   return async () => {
-    await sql`update query_history_search_state set indexed_rowid = ${rows[0].indexed_rowid}, indexed_id = ${rows[0].indexed_id} where id = 1`.execute(s.svc.db);
+    await sql`update query_history_search_state set indexed_rowid = ${rows[0].indexed_rowid}, indexed_id = ${rows[0].indexed_id} where id = 1`.execute(
+      s.svc.db,
+    );
   };
 }
 
@@ -326,7 +347,9 @@ async function searchHolds(s: Setup): Promise<HoldRow[]> {
       try {
         for (const search of ['rare_audit_trail', 'id = 99999', 'zz_nowhere']) {
           const http = await measureHold(base, RUNS, async () => {
-            const res = await fetch(`${base}/w/bench/api/query/history?limit=50&search=${encodeURIComponent(search)}`, { headers: { authorization: `Bearer ${s.adminKey}` } });
+            const res = await fetch(`${base}/w/bench/api/query/history?limit=50&search=${encodeURIComponent(search)}`, {
+              headers: { authorization: `Bearer ${s.adminKey}` },
+            });
             const body = (await res.json()) as { data: { entries: unknown[]; nextCursor: string | null } };
             if (res.status !== 200) throw new Error(`search ${search}: ${res.status}`);
             return { entries: body.data.entries.length, partial: body.data.entries.length < 50 && body.data.nextCursor !== null };
@@ -357,15 +380,26 @@ async function insertLatencies(s: Setup, until: Promise<unknown>): Promise<numbe
   while (!done) {
     const t = performance.now();
     await s.svc.history.write({
-      principal: s.admin, queryId: 'q_bench', connection: { id: 'conn_main', name: 'main' }, sql: 'SELECT 1', statementType: 'SELECT',
-      status: 'succeeded', rowCount: 1, affectedRows: null, durationMs: 1, error: null, source: 'api',
+      principal: s.admin,
+      queryId: 'q_bench',
+      connection: { id: 'conn_main', name: 'main' },
+      sql: 'SELECT 1',
+      statementType: 'SELECT',
+      status: 'succeeded',
+      rowCount: 1,
+      affectedRows: null,
+      durationMs: 1,
+      error: null,
+      source: 'api',
     });
     times.push(performance.now() - t);
   }
   return times.sort((a, b) => a - b);
 }
 
-async function retention(s: Setup): Promise<{ baseline: number[]; during: number[]; deleted: number; seconds: number; indexer: SearchIndexer['stats'] | null }> {
+async function retention(
+  s: Setup,
+): Promise<{ baseline: number[]; during: number[]; deleted: number; seconds: number; indexer: SearchIndexer['stats'] | null }> {
   // As in `dbq serve`: on SQLite the search indexer runs beside the writes and retention (it
   // indexes the writer's entries and drops the partitions retention empties).
   const indexer = s.svc.store.kind === 'sqlite' ? startSearchIndexer(s.svc.db) : null;
@@ -390,8 +424,17 @@ async function searchIndexCost(s: Setup): Promise<{ entries: number; usPerEntry:
   for (let i = 0; i < entries; i++) {
     writes.push(
       s.svc.history.write({
-        principal: s.admin, queryId: `q_idx${i}`, connection: { id: 'conn_main', name: 'main' }, sql: `SELECT * FROM orders WHERE customer_id = ${i} AND status = 'open'`,
-        statementType: 'SELECT', status: 'succeeded', rowCount: 1, affectedRows: null, durationMs: 1, error: null, source: 'api',
+        principal: s.admin,
+        queryId: `q_idx${i}`,
+        connection: { id: 'conn_main', name: 'main' },
+        sql: `SELECT * FROM orders WHERE customer_id = ${i} AND status = 'open'`,
+        statementType: 'SELECT',
+        status: 'succeeded',
+        rowCount: 1,
+        affectedRows: null,
+        durationMs: 1,
+        error: null,
+        source: 'api',
       }),
     );
     if (writes.length === 200) await Promise.all(writes.splice(0));
@@ -399,16 +442,20 @@ async function searchIndexCost(s: Setup): Promise<{ entries: number; usPerEntry:
   await Promise.all(writes);
   const t = performance.now();
   let n = 0;
-  for (let k; (k = await indexHistoryBatch(s.svc.db, batch)) > 0; ) n += k;
+  for (let k; (k = await indexHistoryBatch(s.svc.db, batch)) > 0;) n += k;
   return { entries: n, usPerEntry: ((performance.now() - t) * 1000) / Math.max(1, n), batch };
 }
 
 /** EXPLAIN (ANALYZE, BUFFERS) of the statement a rare-substring search sends. */
 async function explainRare(s: Setup, storeUrl: string): Promise<string[]> {
   const compiled = s.svc.db
-    .selectFrom('query_history').selectAll().where('workspace_id', '=', s.wsId)
+    .selectFrom('query_history')
+    .selectAll()
+    .where('workspace_id', '=', s.wsId)
     .where((eb) => eb.and(postgresSearchConditions('rare_audit_trail')))
-    .orderBy('id', 'desc').limit(51).compile();
+    .orderBy('id', 'desc')
+    .limit(51)
+    .compile();
   const c = new pg.Client({ connectionString: storeUrl });
   await c.connect();
   try {
@@ -434,7 +481,7 @@ async function main(): Promise<void> {
         const t = performance.now();
         let n = 0;
         let longest = 0;
-        for (let k = 1; k > 0; ) {
+        for (let k = 1; k > 0;) {
           const b = performance.now();
           k = await indexHistoryBatch(env.setup.svc.db, 2000);
           longest = Math.max(longest, performance.now() - b);
@@ -471,7 +518,10 @@ async function main(): Promise<void> {
         ),
         '',
         ...(indexCost
-          ? [`Search index (SQLite): ${indexCost.entries.toLocaleString('en')} new entries indexed in batches of ${indexCost.batch}: ${indexCost.usPerEntry.toFixed(1)} µs per entry.`, '']
+          ? [
+              `Search index (SQLite): ${indexCost.entries.toLocaleString('en')} new entries indexed in batches of ${indexCost.batch}: ${indexCost.usPerEntry.toFixed(1)} µs per entry.`,
+              '',
+            ]
           : []),
         ...(plan.length ? ['Plan of search=rare_audit_trail:', '', ...plan, ''] : []),
         `Retention (older than ${RETENTION_DAYS} of ${SPAN_DAYS} days): ${r.deleted.toLocaleString('en')} entries deleted in ${r.seconds.toFixed(1)} s, ${kind === 'sqlite' ? 'batches by id range sized to ~10 ms a statement' : 'batches of 10,000 by id range'}.`,
@@ -482,7 +532,10 @@ async function main(): Promise<void> {
         `| without retention | ${r.baseline.length} | ${percentile(r.baseline, 50).toFixed(2)} | ${percentile(r.baseline, 99).toFixed(2)} | ${r.baseline[r.baseline.length - 1].toFixed(2)} |`,
         `| during retention | ${r.during.length} | ${percentile(r.during, 50).toFixed(2)} | ${percentile(r.during, 99).toFixed(2)} | ${r.during[r.during.length - 1]?.toFixed(2)} |`,
         ...(r.indexer
-          ? ['', `Search indexer beside them, on the event loop (batches aimed at 5 ms): ${r.indexer.batches} batches, ${r.indexer.entries.toLocaleString('en')} entries, longest batch ${r.indexer.maxBatchMs.toFixed(1)} ms.`]
+          ? [
+              '',
+              `Search indexer beside them, on the event loop (batches aimed at 5 ms): ${r.indexer.batches} batches, ${r.indexer.entries.toLocaleString('en')} entries, longest batch ${r.indexer.maxBatchMs.toFixed(1)} ms.`,
+            ]
           : []),
       ];
       lines.push(...section);

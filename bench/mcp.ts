@@ -60,7 +60,12 @@ async function main(): Promise<void> {
   await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' }, cliActor());
   const { secret: key } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench' });
   const ws = await getWorkspace(svc.db, 'default');
-  await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir }, ws.id, { name: 'pg', url: PG_URL }, cliActor());
+  await createConnection(
+    { db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir },
+    ws.id,
+    { name: 'pg', url: PG_URL },
+    cliActor(),
+  );
   const app = await buildApp(svc, frontDoors());
   const origin = await app.listen({ port: 0, host: '127.0.0.1' });
   const headers = { authorization: `Bearer ${key}` };
@@ -74,15 +79,21 @@ async function main(): Promise<void> {
   await sse.listTools();
   await streamable.listTools();
 
-  const tool = (client: Client): Call => async () => {
-    const res = await client.callTool({ name: 'execute_query', arguments: args });
-    if (res.isError) throw new Error(JSON.stringify(res.content));
-  };
+  const tool =
+    (client: Client): Call =>
+    async () => {
+      const res = await client.callTool({ name: 'execute_query', arguments: args });
+      if (res.isError) throw new Error(JSON.stringify(res.content));
+    };
   const modes: [string, Call][] = [
     [
       'REST POST /api/query',
       async () => {
-        const res = await fetch(`${origin}/api/query`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(args) });
+        const res = await fetch(`${origin}/api/query`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify(args),
+        });
         if (res.status !== 200) throw new Error(`REST ${res.status}: ${await res.text()}`);
         await res.json();
       },
@@ -109,7 +120,9 @@ async function main(): Promise<void> {
   const rest = stats[0];
   const ms = (v: number) => v.toFixed(3).padStart(8);
   console.log(`\nexecute_query SELECT 1 on PostgreSQL, ${N} sequential calls per mode after ${WARMUP} warm-up, Node ${process.version}\n`);
-  console.log(`${'mode'.padEnd(26)} ${'n'.padStart(5)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)}  p50 x REST  p99 x REST`);
+  console.log(
+    `${'mode'.padEnd(26)} ${'n'.padStart(5)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)}  p50 x REST  p99 x REST`,
+  );
   for (const s of stats) {
     console.log(
       `${s.name.padEnd(26)} ${String(s.n).padStart(5)} ${ms(s.p50)} ${ms(s.p99)} ${ms(s.mean)}  ${(s.p50 / rest.p50).toFixed(2).padStart(9)}x ${(s.p99 / rest.p99).toFixed(2).padStart(10)}x`,
@@ -130,7 +143,9 @@ async function soakMain(): Promise<void> {
   const every = 1000;
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
   const growth = (bytes: number) => `${bytes >= 0 ? '+' : ''}${mb(bytes)}`;
-  console.log(`\nexecute_query ${JSON.stringify(sql)} on PostgreSQL, ${SOAK} calls in one session per transport after ${WARMUP} warm-up, Node ${process.version}`);
+  console.log(
+    `\nexecute_query ${JSON.stringify(sql)} on PostgreSQL, ${SOAK} calls in one session per transport after ${WARMUP} warm-up, Node ${process.version}`,
+  );
   console.log('server heap after GC, MB (growth since the warm-up)\n');
   const server = await startHeapServer(PG_URL);
   try {
@@ -141,21 +156,27 @@ async function soakMain(): Promise<void> {
       await soak(client, WARMUP, args, WARMUP, async () => {});
       const start = (await server.heap()).heapUsed;
       const t0 = performance.now();
-      console.log(`${transport.padEnd(10)} ${'calls'.padStart(6)} ${'heap'.padStart(7)} ${'growth'.padStart(7)} ${'KB/call'.padStart(8)} ${'rss'.padStart(7)}`);
+      console.log(
+        `${transport.padEnd(10)} ${'calls'.padStart(6)} ${'heap'.padStart(7)} ${'growth'.padStart(7)} ${'KB/call'.padStart(8)} ${'rss'.padStart(7)}`,
+      );
       console.log(`${''.padEnd(10)} ${'0'.padStart(6)} ${mb(start).padStart(7)}`);
       let previous = start;
       await soak(client, SOAK, args, every, async (done) => {
         const { heapUsed, rss } = await server.heap();
         const perCall = ((heapUsed - previous) / every / 1024).toFixed(2);
         previous = heapUsed;
-        console.log(`${''.padEnd(10)} ${String(done).padStart(6)} ${mb(heapUsed).padStart(7)} ${growth(heapUsed - start).padStart(7)} ${perCall.padStart(8)} ${mb(rss).padStart(7)}`);
+        console.log(
+          `${''.padEnd(10)} ${String(done).padStart(6)} ${mb(heapUsed).padStart(7)} ${growth(heapUsed - start).padStart(7)} ${perCall.padStart(8)} ${mb(rss).padStart(7)}`,
+        );
       });
       const seconds = (performance.now() - t0) / 1000;
       // A Streamable HTTP session ends with DELETE (client.close() alone leaves it to the idle sweep).
       if (transport === 'streamable') await (client.transport as StreamableHTTPClientTransport).terminateSession();
       await client.close();
       const { heapUsed } = await server.heap();
-      console.log(`${''.padEnd(10)} closed ${mb(heapUsed).padStart(7)} ${growth(heapUsed - start).padStart(7)}   (${seconds.toFixed(1)} s, ${(SOAK / seconds).toFixed(0)} calls/s)\n`);
+      console.log(
+        `${''.padEnd(10)} closed ${mb(heapUsed).padStart(7)} ${growth(heapUsed - start).padStart(7)}   (${seconds.toFixed(1)} s, ${(SOAK / seconds).toFixed(0)} calls/s)\n`,
+      );
     }
   } finally {
     await server.stop();
@@ -176,14 +197,36 @@ async function schemaSizesMain(): Promise<void> {
     const db = new pg.Client({ connectionString: dbUrl });
     await db.connect();
     const areas = ['sales', 'billing', 'hr', 'inventory', 'marketing', 'support', 'finance', 'shipping', 'crm', 'analytics', 'legal', 'it'];
-    const nouns = ['events', 'accounts', 'invoices', 'payments', 'contacts', 'tickets', 'campaigns', 'shipments', 'products', 'employees', 'audit', 'ledger', 'budgets', 'leads', 'returns', 'stock', 'warehouses', 'regions', 'tasks', 'notes'];
+    const nouns = [
+      'events',
+      'accounts',
+      'invoices',
+      'payments',
+      'contacts',
+      'tickets',
+      'campaigns',
+      'shipments',
+      'products',
+      'employees',
+      'audit',
+      'ledger',
+      'budgets',
+      'leads',
+      'returns',
+      'stock',
+      'warehouses',
+      'regions',
+      'tasks',
+      'notes',
+    ];
     const fillers = areas.flatMap((a) => nouns.map((n) => `${a}_${n}`)).slice(0, SCHEMA_TABLES - 3);
     const ddl = [
       'CREATE TABLE customers (id bigserial PRIMARY KEY, name text NOT NULL, email varchar(200) UNIQUE, country char(2), created_at timestamptz NOT NULL DEFAULT now())',
       'CREATE TABLE orders (id bigserial PRIMARY KEY, customer_id bigint NOT NULL REFERENCES customers(id), status varchar(20) NOT NULL, total numeric(12,2), placed_at timestamptz NOT NULL DEFAULT now())',
       'CREATE TABLE order_items (id bigserial PRIMARY KEY, order_id bigint NOT NULL REFERENCES orders(id), sku varchar(40) NOT NULL, qty integer NOT NULL, price numeric(12,2) NOT NULL)',
       ...fillers.map(
-        (t) => `CREATE TABLE ${t} (id bigserial PRIMARY KEY, name text, status varchar(20), amount numeric(12,2), owner_id integer, notes text, created_at timestamptz, updated_at timestamptz)`,
+        (t) =>
+          `CREATE TABLE ${t} (id bigserial PRIMARY KEY, name text, status varchar(20), amount numeric(12,2), owner_id integer, notes text, created_at timestamptz, updated_at timestamptz)`,
       ),
     ];
     await db.query(ddl.join(';\n'));
@@ -195,11 +238,18 @@ async function schemaSizesMain(): Promise<void> {
     await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' }, cliActor());
     const { secret: key } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench' });
     const ws = await getWorkspace(svc.db, 'default');
-    await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir }, ws.id, { name: 'big', url: dbUrl }, cliActor());
+    await createConnection(
+      { db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir },
+      ws.id,
+      { name: 'big', url: dbUrl },
+      cliActor(),
+    );
     const app = await buildApp(svc, frontDoors());
     const origin = await app.listen({ port: 0, host: '127.0.0.1' });
     const client = new Client({ name: 'bench-schema', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+    );
 
     // "wire": the JSON-RPC result as sent; "text": the text content a client hands the model.
     type Size = { wire: number; text: number };
@@ -218,18 +268,40 @@ async function schemaSizesMain(): Promise<void> {
     const searchToolChars = JSON.stringify(tools.find((t) => t.name === 'search_objects')).length;
     const describe = (table: string): [string, Record<string, unknown>] => ['describe_table', { table }];
     const rows: [string, Size & { calls: number }][] = [
-      ['list_tables + 3x describe_table', await measure([['list_tables', {}], describe('customers'), describe('orders'), describe('order_items')])],
-      ['2x search_objects names + 3x describe_table', await measure([['search_objects', { pattern: 'customer' }], ['search_objects', { pattern: 'order' }], describe('customers'), describe('orders'), describe('order_items')])],
-      ['2x search_objects detail=full', await measure([['search_objects', { pattern: 'customers', kind: 'table', detail: 'full' }], ['search_objects', { pattern: 'order', kind: 'table', detail: 'full' }]])],
+      [
+        'list_tables + 3x describe_table',
+        await measure([['list_tables', {}], describe('customers'), describe('orders'), describe('order_items')]),
+      ],
+      [
+        '2x search_objects names + 3x describe_table',
+        await measure([
+          ['search_objects', { pattern: 'customer' }],
+          ['search_objects', { pattern: 'order' }],
+          describe('customers'),
+          describe('orders'),
+          describe('order_items'),
+        ]),
+      ],
+      [
+        '2x search_objects detail=full',
+        await measure([
+          ['search_objects', { pattern: 'customers', kind: 'table', detail: 'full' }],
+          ['search_objects', { pattern: 'order', kind: 'table', detail: 'full' }],
+        ]),
+      ],
       ['search_objects names only ("order")', await measure([['search_objects', { pattern: 'order' }]])],
       ['list_tables alone', await measure([['list_tables', {}]])],
     ];
-    console.log(`\nSchema discovery on PostgreSQL, ${SCHEMA_TABLES} tables (targets customers, orders, order_items), characters, Node ${process.version}\n`);
+    console.log(
+      `\nSchema discovery on PostgreSQL, ${SCHEMA_TABLES} tables (targets customers, orders, order_items), characters, Node ${process.version}\n`,
+    );
     console.log(`tools/list: ${listChars} chars (${tools.length} tools; search_objects' entry ${searchToolChars})\n`);
     console.log(`${'walk'.padEnd(46)} ${'calls'.padStart(5)} ${'wire chars'.padStart(11)} ${'text chars'.padStart(11)}  x first`);
     const base = rows[0][1].text;
     for (const [name, s] of rows) {
-      console.log(`${name.padEnd(46)} ${String(s.calls).padStart(5)} ${String(s.wire).padStart(11)} ${String(s.text).padStart(11)}  ${(s.text / base).toFixed(3)}`);
+      console.log(
+        `${name.padEnd(46)} ${String(s.calls).padStart(5)} ${String(s.wire).padStart(11)} ${String(s.text).padStart(11)}  ${(s.text / base).toFixed(3)}`,
+      );
     }
     await client.close();
     await app.close();

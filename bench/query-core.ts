@@ -57,9 +57,11 @@ const CASES = [
 async function cpuPerOp(once: () => Promise<unknown>): Promise<number> {
   const run = async (n: number) => {
     let left = n;
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (left-- > 0) await once();
-    }));
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (left-- > 0) await once();
+      }),
+    );
   };
   await run(Math.ceil(OPS / 10));
   const before = process.cpuUsage();
@@ -115,7 +117,12 @@ async function main(): Promise<void> {
     await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' }, cliActor());
     const { secret } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench' });
     const ws = await getWorkspace(svc.db, 'default');
-    await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG, maxConnections: 10 }, cliActor());
+    await createConnection(
+      { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir },
+      ws.id,
+      { name: 'pg', url: PG, maxConnections: 10 },
+      cliActor(),
+    );
     const principal = await authenticateKey(svc.db, secret);
 
     // Each variant gets its own names: a connection that prepared one set must not be asked
@@ -125,7 +132,12 @@ async function main(): Promise<void> {
       const tag = `bench_${variant++}`;
       const setup: Step[] = readOnly ? [{ name: `${tag}_begin`, text: 'BEGIN READ ONLY' }] : [];
       // The same teardown as dbq's read pipeline: advisory unlock and PRNG reseed, ROLLBACK.
-      const teardown: Step[] = readOnly ? [{ name: `${tag}_unlock`, text: `SELECT pg_advisory_unlock_all(), ${RESEED}` }, { name: `${tag}_rollback`, text: 'ROLLBACK' }] : [];
+      const teardown: Step[] = readOnly
+        ? [
+            { name: `${tag}_unlock`, text: `SELECT pg_advisory_unlock_all(), ${RESEED}` },
+            { name: `${tag}_rollback`, text: 'ROLLBACK' },
+          ]
+        : [];
       const prepared = new WeakSet<pg.PoolClient>();
       return async () => {
         const client = await raw.connect();
@@ -146,8 +158,17 @@ async function main(): Promise<void> {
       const pool = await cpuPerOp(() => raw.query({ text: c.sql, rowMode: 'array' }));
       const alone = await cpuPerOp(pipeline(c.sql, false));
       const readOnly = await cpuPerOp(pipeline(c.sql, true));
-      const core = await cpuPerOp(() => runQuery(svc, principal, { connectionId: 'pg', sql: c.sql, params: [], maxRows: 1000, timeoutMs: 30_000, rowFormat: 'arrays' }, { source: 'api' }));
-      rows.push(`| ${c.label} | ${pool.toFixed(1)} | ${alone.toFixed(1)} | ${readOnly.toFixed(1)} | ${core.toFixed(1)} | ${(core / pool).toFixed(2)}x |`);
+      const core = await cpuPerOp(() =>
+        runQuery(
+          svc,
+          principal,
+          { connectionId: 'pg', sql: c.sql, params: [], maxRows: 1000, timeoutMs: 30_000, rowFormat: 'arrays' },
+          { source: 'api' },
+        ),
+      );
+      rows.push(
+        `| ${c.label} | ${pool.toFixed(1)} | ${alone.toFixed(1)} | ${readOnly.toFixed(1)} | ${core.toFixed(1)} | ${(core / pool).toFixed(2)}x |`,
+      );
     }
     // The allowlist check: same text every time, so the parse is the guard's cache hit in both
     // columns and the difference is what the catalog check adds.
@@ -157,10 +178,24 @@ async function main(): Promise<void> {
       const verdictOnly = await cpuPerOp(() => classifyStatement('postgres', sql));
       const decided = await cpuPerOp(() => decideStatement(svc.readGuards.of(engine), sql));
       const last = LAST_TURN_CHECK[decisions.length];
-      decisions.push(`| \`${sql.length > 60 ? sql.slice(0, 57) + '…' : sql}\` | ${verdictOnly.toFixed(2)} | ${decided.toFixed(2)} | ${(decided - verdictOnly).toFixed(2)} | ${last} |`);
+      decisions.push(
+        `| \`${sql.length > 60 ? sql.slice(0, 57) + '…' : sql}\` | ${verdictOnly.toFixed(2)} | ${decided.toFixed(2)} | ${(decided - verdictOnly).toFixed(2)} | ${last} |`,
+      );
     }
     const reload = await catalogReload(raw);
-    const entry = { principal, queryId: 'q_bench', connection: { id: 'c_bench', name: 'pg' }, sql: 'SELECT 1', statementType: 'select', status: 'succeeded' as const, rowCount: 1, affectedRows: null, durationMs: 1, error: null, source: 'api' as const };
+    const entry = {
+      principal,
+      queryId: 'q_bench',
+      connection: { id: 'c_bench', name: 'pg' },
+      sql: 'SELECT 1',
+      statementType: 'select',
+      status: 'succeeded' as const,
+      rowCount: 1,
+      affectedRows: null,
+      durationMs: 1,
+      error: null,
+      source: 'api' as const,
+    };
     const history = await cpuPerOp(() => svc.history.write(entry));
     process.stdout.write(
       [
@@ -174,7 +209,7 @@ async function main(): Promise<void> {
         '',
         'Read decision, CPU µs per statement (before: the cached parser verdict alone; after: plus the catalog allowlist check):',
         '',
-        '| statement | before (verdict) | after (decideStatement) | allowlist check | last turn\'s check |',
+        "| statement | before (verdict) | after (decideStatement) | allowlist check | last turn's check |",
         '|---|---:|---:|---:|---:|',
         ...decisions,
         '',

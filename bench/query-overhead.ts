@@ -32,8 +32,6 @@ const CASES = [
   { label: '10,000 rows', sql: 'SELECT g, md5(g::text) FROM generate_series(1, 10000) g', maxRows: 10000 },
 ];
 
-
-
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dbq-bench-'));
   const env = { DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'warn' };
@@ -44,7 +42,12 @@ async function main(): Promise<void> {
   // Enterprise: no plan limit, so the bench measures the query path, not the limiter.
   await setWorkspacePlan(svc.db, 'default', 'enterprise', cliActor());
   const ws = await getWorkspace(svc.db, 'default');
-  await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG, maxConnections: POOL }, cliActor());
+  await createConnection(
+    { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir },
+    ws.id,
+    { name: 'pg', url: PG, maxConnections: POOL },
+    cliActor(),
+  );
   await closeServices(svc);
 
   const dbqPort = 18000 + Math.floor(Math.random() * 1000);
@@ -66,14 +69,18 @@ async function main(): Promise<void> {
       const body = JSON.stringify({ connectionId: 'pg', sql: c.sql, maxRows: c.maxRows });
       const bareBody = JSON.stringify({ sql: c.sql });
       // Warm-up: pools filled, JIT warm.
-      await runLoad('warm', CONCURRENCY, 1, () => postJson(`http://127.0.0.1:${dbqPort}/api/query`, body, { authorization: `Bearer ${secret}` }));
+      await runLoad('warm', CONCURRENCY, 1, () =>
+        postJson(`http://127.0.0.1:${dbqPort}/api/query`, body, { authorization: `Bearer ${secret}` }),
+      );
       await runLoad('warm', CONCURRENCY, 1, () => postJson(`http://127.0.0.1:${barePort}/query`, bareBody));
       const r = await runLoad(c.label, CONCURRENCY, SECONDS, async () => {
         await raw.query({ text: c.sql, rowMode: 'array' });
         return true;
       });
       const b = await serverLoad(bare.pid!, c.label, () => postJson(`http://127.0.0.1:${barePort}/query`, bareBody));
-      const d = await serverLoad(dbq.pid!, c.label, () => postJson(`http://127.0.0.1:${dbqPort}/api/query`, body, { authorization: `Bearer ${secret}` }));
+      const d = await serverLoad(dbq.pid!, c.label, () =>
+        postJson(`http://127.0.0.1:${dbqPort}/api/query`, body, { authorization: `Bearer ${secret}` }),
+      );
       results.push({ raw: r, bare: b, dbq: d });
     }
   } finally {
@@ -88,11 +95,12 @@ async function main(): Promise<void> {
     '',
     '| case | raw pool req/s | bare proxy req/s | dbq req/s | bare/raw | dbq/bare | p50 raw / bare / dbq ms | p99 raw / bare / dbq ms | server CPU µs/req bare / dbq | errors raw / bare / dbq |',
     '|---|---:|---:|---:|---:|---:|---|---|---|---:|',
-    ...results.map(({ raw: r, bare: b, dbq: d }) =>
-      `| ${r.label} | ${r.rps.toFixed(0)} | ${b.rps.toFixed(0)} | ${d.rps.toFixed(0)} | ${(b.rps / r.rps).toFixed(2)}x | **${(d.rps / b.rps).toFixed(2)}x** | ${r.p50.toFixed(2)} / ${b.p50.toFixed(2)} / ${d.p50.toFixed(2)} | ${r.p99.toFixed(2)} / ${b.p99.toFixed(2)} / ${d.p99.toFixed(2)} | ${b.cpuUs.toFixed(0)} / ${d.cpuUs.toFixed(0)} | ${r.errors} / ${b.errors} / ${d.errors} |`,
+    ...results.map(
+      ({ raw: r, bare: b, dbq: d }) =>
+        `| ${r.label} | ${r.rps.toFixed(0)} | ${b.rps.toFixed(0)} | ${d.rps.toFixed(0)} | ${(b.rps / r.rps).toFixed(2)}x | **${(d.rps / b.rps).toFixed(2)}x** | ${r.p50.toFixed(2)} / ${b.p50.toFixed(2)} / ${d.p50.toFixed(2)} | ${r.p99.toFixed(2)} / ${b.p99.toFixed(2)} / ${d.p99.toFixed(2)} | ${b.cpuUs.toFixed(0)} / ${d.cpuUs.toFixed(0)} | ${r.errors} / ${b.errors} / ${d.errors} |`,
     ),
     '',
-    'Server CPU µs/req: the server process\'s user+system time over the requests it answered (from /proc). When dbq\'s',
+    "Server CPU µs/req: the server process's user+system time over the requests it answered (from /proc). When dbq's",
     'process is the busy one, dbq/bare is close to bare CPU / dbq CPU.',
     '',
     'Target: dbq >= 0.8x the bare proxy in every case.',

@@ -44,7 +44,12 @@ async function provision(svc: Services, slug: string, plan: 'professional' | 'en
   await createWorkspace(svc.db, { slug, plan });
   await createUser(svc.db, { workspace: slug, email: `bench@${slug}.test`, role: 'admin' }, cliActor());
   const ws = await getWorkspace(svc.db, slug);
-  await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG, maxConnections: 10 }, cliActor());
+  await createConnection(
+    { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir },
+    ws.id,
+    { name: 'pg', url: PG, maxConnections: 10 },
+    cliActor(),
+  );
   return (await createApiKey(svc.db, { workspace: slug, email: `bench@${slug}.test`, name: 'bench' })).secret;
 }
 
@@ -77,7 +82,12 @@ async function measure(label: string, procs: DbqProcess[], secret: string): Prom
 
 /** The same load on: the SQLite store, one process; the PostgreSQL store, one process; the
  * PostgreSQL store, two processes behind a round-robin client. */
-async function throughput(env: Record<string, string>, secret: string, sqliteEnv: Record<string, string>, sqliteSecret: string): Promise<Throughput[]> {
+async function throughput(
+  env: Record<string, string>,
+  secret: string,
+  sqliteEnv: Record<string, string>,
+  sqliteSecret: string,
+): Promise<Throughput[]> {
   const out: Throughput[] = [];
   const sqlite = await startDbq(sqliteEnv);
   try {
@@ -105,12 +115,16 @@ async function limiterOverHttp(env: Record<string, string>, entSecret: string, p
   await svc.limits.close();
   const huge = { professional: 1_000_000_000 };
   svc.limits = createLimits({ redisUrl: REDIS, keyPrefix: env.DBQ_REDIS_KEY_PREFIX, logger: svc.logger, planLimits: huge });
-  const local = { ...svc, limits: createLimits({ redisUrl: null, keyPrefix: env.DBQ_REDIS_KEY_PREFIX, logger: svc.logger, planLimits: huge }) };
+  const local = {
+    ...svc,
+    limits: createLimits({ redisUrl: null, keyPrefix: env.DBQ_REDIS_KEY_PREFIX, logger: svc.logger, planLimits: huge }),
+  };
   const app = await buildApp(svc, frontDoors());
   const localApp = await buildApp(local, frontDoors());
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
   const localBase = await localApp.listen({ port: 0, host: '127.0.0.1' });
-  const send = (at: string, secret: string, slug: string) => () => postJson(`${at}/w/${slug}/api/query`, BODY, { authorization: `Bearer ${secret}` });
+  const send = (at: string, secret: string, slug: string) => () =>
+    postJson(`${at}/w/${slug}/api/query`, BODY, { authorization: `Bearer ${secret}` });
   try {
     const cases = [
       { label: 'enterprise (no limiter)', once: send(base, entSecret, 'scale'), times: [] as number[], errors: 0 },
@@ -131,7 +145,15 @@ async function limiterOverHttp(env: Record<string, string>, entSecret: string, p
     const seconds = (performance.now() - started) / 1000 / cases.length;
     return cases.map((c) => {
       c.times.sort((x, y) => x - y);
-      return { label: c.label, requests: c.times.length, errors: c.errors, seconds, rps: c.times.length / seconds, p50: percentile(c.times, 50), p99: percentile(c.times, 99) };
+      return {
+        label: c.label,
+        requests: c.times.length,
+        errors: c.errors,
+        seconds,
+        rps: c.times.length / seconds,
+        p50: percentile(c.times, 50),
+        p99: percentile(c.times, 99),
+      };
     });
   } finally {
     await localApp.close();
@@ -149,7 +171,12 @@ async function consumeDirect(prefix: string): Promise<Array<{ label: string; p50
     ['consumeRequest, memory', null, 'professional'],
     ['consumeRequest, Redis', REDIS, 'professional'],
   ] as const) {
-    const limits = createLimits({ redisUrl, keyPrefix: `${prefix}:direct`, logger: createLogger('silent'), planLimits: { professional: 1_000_000_000 } });
+    const limits = createLimits({
+      redisUrl,
+      keyPrefix: `${prefix}:direct`,
+      logger: createLogger('silent'),
+      planLimits: { professional: 1_000_000_000 },
+    });
     try {
       for (let i = 0; i < 2000; i++) await limits.consumeRequest(principal(plan));
       const times: number[] = [];
@@ -170,7 +197,12 @@ async function consumeDirect(prefix: string): Promise<Array<{ label: string; p50
   // cases), and waking it costs far more on a shared VM; these rows measure that directly, so the
   // HTTP figure can be told apart into the wake-up floor (a bare PING) and the script itself.
   const idle = () => new Promise((resolve) => setTimeout(resolve, 3));
-  const limits = createLimits({ redisUrl: REDIS, keyPrefix: `${prefix}:direct`, logger: createLogger('silent'), planLimits: { professional: 1_000_000_000 } });
+  const limits = createLimits({
+    redisUrl: REDIS,
+    keyPrefix: `${prefix}:direct`,
+    logger: createLogger('silent'),
+    planLimits: { professional: 1_000_000_000 },
+  });
   const redis = new Redis(REDIS);
   try {
     for (const [label, once] of [
@@ -241,7 +273,10 @@ async function main(): Promise<void> {
         '',
         '| case | req/s | server CPU µs/request | p50 ms | p99 ms | requests | errors |',
         '|---|---:|---:|---:|---:|---:|---:|',
-        ...scale.map((r) => `| ${r.label} | ${r.rps.toFixed(0)} | ${r.cpuPerRequest.toFixed(0)} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${r.requests} | ${r.errors} |`),
+        ...scale.map(
+          (r) =>
+            `| ${r.label} | ${r.rps.toFixed(0)} | ${r.cpuPerRequest.toFixed(0)} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${r.requests} | ${r.errors} |`,
+        ),
         `| PostgreSQL 1 process vs SQLite 1 process | ${(pg1.rps / lite1.rps).toFixed(2)}x | ${(pg1.cpuPerRequest / lite1.cpuPerRequest).toFixed(2)}x | | | | |`,
         `| PostgreSQL 2 processes vs 1 | ${(pg2.rps / pg1.rps).toFixed(2)}x | | | | | |`,
         '',

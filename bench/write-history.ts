@@ -52,23 +52,46 @@ async function timeIt(once: () => Promise<unknown>): Promise<{ p50: number; perS
   latencies.sort((a, b) => a - b);
   let left = OPS;
   const t = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (left-- > 0) await once();
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (left-- > 0) await once();
+    }),
+  );
   return { p50: latencies[Math.floor(latencies.length / 2)], perSecond: OPS / ((performance.now() - t) / 1000) };
 }
 
 async function measure(storeUrl: string | null): Promise<Figures> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dbq-bench-write-'));
-  const svc = await createServices(loadConfig({ DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'warn', ...(storeUrl ? { DBQ_STORE_URL: storeUrl } : {}) }), { logger: createLogger('warn') });
+  const svc = await createServices(
+    loadConfig({ DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: 'warn', ...(storeUrl ? { DBQ_STORE_URL: storeUrl } : {}) }),
+    { logger: createLogger('warn') },
+  );
   try {
     await createUser(svc.db, { workspace: 'default', email: 'bench@dbq.test', role: 'admin' }, cliActor());
     const { secret } = await createApiKey(svc.db, { workspace: 'default', email: 'bench@dbq.test', name: 'bench' });
     const ws = await getWorkspace(svc.db, 'default');
-    await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG, maxConnections: 10 }, cliActor());
+    await createConnection(
+      { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir },
+      ws.id,
+      { name: 'pg', url: PG, maxConnections: 10 },
+      cliActor(),
+    );
     const principal = await authenticateKey(svc.db, secret);
     let n = 0;
-    const write = () => runQuery(svc, principal, { connectionId: 'pg', sql: `INSERT INTO ${TABLE} (v) VALUES ($1)`, params: [n++], maxRows: 1000, timeoutMs: 30_000, rowFormat: 'arrays' }, { source: 'api' });
+    const write = () =>
+      runQuery(
+        svc,
+        principal,
+        {
+          connectionId: 'pg',
+          sql: `INSERT INTO ${TABLE} (v) VALUES ($1)`,
+          params: [n++],
+          maxRows: 1000,
+          timeoutMs: 30_000,
+          rowFormat: 'arrays',
+        },
+        { source: 'api' },
+      );
     for (let i = 0; i < 50; i++) await write();
     const latencies: number[] = [];
     for (let i = 0; i < Math.min(OPS, 500); i++) {
@@ -80,12 +103,25 @@ async function measure(storeUrl: string | null): Promise<Figures> {
     let left = OPS;
     const cpu = process.cpuUsage();
     const t = performance.now();
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (left-- > 0) await write();
-    }));
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (left-- > 0) await write();
+      }),
+    );
     const wall = performance.now() - t;
     const used = process.cpuUsage(cpu);
-    const entry = { principal, queryId: 'q_bench', connection: { id: 'c_bench', name: 'pg' }, sql: `INSERT INTO ${TABLE} (v) VALUES ($1)`, statementType: 'INSERT', rowCount: null, affectedRows: null, durationMs: 1, error: null, source: 'api' as const };
+    const entry = {
+      principal,
+      queryId: 'q_bench',
+      connection: { id: 'c_bench', name: 'pg' },
+      sql: `INSERT INTO ${TABLE} (v) VALUES ($1)`,
+      statementType: 'INSERT',
+      rowCount: null,
+      affectedRows: null,
+      durationMs: 1,
+      error: null,
+      source: 'api' as const,
+    };
     const before = await timeIt(() => svc.history.write({ ...entry, status: 'succeeded', affectedRows: 1 }));
     const now = await timeIt(async () => {
       const { id } = await svc.history.write({ ...entry, status: 'running', durationMs: 0 }, { durable: true });
@@ -117,11 +153,16 @@ async function main(): Promise<void> {
   try {
     const rows: string[] = [];
     const history: string[] = [];
-    for (const [label, url] of [['SQLite', null], ['PostgreSQL', storeUrl.toString()]] as const) {
+    for (const [label, url] of [
+      ['SQLite', null],
+      ['PostgreSQL', storeUrl.toString()],
+    ] as const) {
       const f = await measure(url);
       rows.push(`| ${label} | ${f.p50.toFixed(2)} | ${f.p95.toFixed(2)} | ${f.perSecond.toFixed(0)} | ${f.cpuUs.toFixed(0)} |`);
       const h = f.history;
-      history.push(`| ${label} | ${h.p50[0].toFixed(2)} | ${h.p50[1].toFixed(2)} | ${h.perSecond[0].toFixed(0)} | ${h.perSecond[1].toFixed(0)} |`);
+      history.push(
+        `| ${label} | ${h.p50[0].toFixed(2)} | ${h.p50[1].toFixed(2)} | ${h.perSecond[0].toFixed(0)} | ${h.perSecond[1].toFixed(0)} |`,
+      );
     }
     process.stdout.write(
       [

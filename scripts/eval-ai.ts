@@ -42,8 +42,18 @@ export async function introspectSqlite(read: Read): Promise<SchemaTable[]> {
   const out: SchemaTable[] = [];
   for (const [name, type] of rows as [string, string][]) {
     const lit = `'${name.replace(/'/g, "''")}'`;
-    const cols = (await read(`SELECT name, type, "notnull", pk FROM pragma_table_info(${lit}) ORDER BY cid`)) as [string, string, number, number][];
-    const fks = (await read(`SELECT id, "from", "table", "to" FROM pragma_foreign_key_list(${lit}) ORDER BY id, seq`)) as [number, string, string, string | null][];
+    const cols = (await read(`SELECT name, type, "notnull", pk FROM pragma_table_info(${lit}) ORDER BY cid`)) as [
+      string,
+      string,
+      number,
+      number,
+    ][];
+    const fks = (await read(`SELECT id, "from", "table", "to" FROM pragma_foreign_key_list(${lit}) ORDER BY id, seq`)) as [
+      number,
+      string,
+      string,
+      string | null,
+    ][];
     const byId = new Map<number, { columns: string[]; refTable: string; refColumns: string[] }>();
     for (const [id, from, table, to] of fks) {
       const fk = byId.get(id) ?? { columns: [], refTable: table, refColumns: [] };
@@ -139,7 +149,12 @@ function runGold(db: Database.Database, sql: string): unknown[][] {
   }
 }
 
-export async function evaluate(db: Database.Database, ctx: SchemaContext, questions: EvalQuestion[], roundFloats = false): Promise<EvalOutcome[]> {
+export async function evaluate(
+  db: Database.Database,
+  ctx: SchemaContext,
+  questions: EvalQuestion[],
+  roundFloats = false,
+): Promise<EvalOutcome[]> {
   const index = new SchemaIndex(ctx);
   const out: EvalOutcome[] = [];
   for (const q of questions) {
@@ -153,7 +168,14 @@ export async function evaluate(db: Database.Database, ctx: SchemaContext, questi
     }
     try {
       const pred = runWithBudget(db, sql);
-      out.push({ question: q.question, category: q.category, ok: sameResult(gold, pred, /\border\s+by\b/i.test(q.gold), roundFloats), refused: false, sql, error: null });
+      out.push({
+        question: q.question,
+        category: q.category,
+        ok: sameResult(gold, pred, /\border\s+by\b/i.test(q.gold), roundFloats),
+        refused: false,
+        sql,
+        error: null,
+      });
     } catch (err) {
       out.push({ question: q.question, category: q.category, ok: false, refused: false, sql, error: (err as Error).message });
     }
@@ -170,7 +192,9 @@ export function summarize(outcomes: EvalOutcome[]): { rows: [string, number, num
     if (o.refused) c.refused++;
     cats.set(o.category, c);
   }
-  const rows = [...cats.entries()].sort((a, b) => a[0].localeCompare(b[0])).map(([k, v]) => [k, v.ok, v.n, v.refused] as [string, number, number, number]);
+  const rows = [...cats.entries()]
+    .sort((a, b) => a[0].localeCompare(b[0]))
+    .map(([k, v]) => [k, v.ok, v.n, v.refused] as [string, number, number, number]);
   return { rows, total: [outcomes.filter((o) => o.ok).length, outcomes.length] };
 }
 
@@ -182,13 +206,17 @@ function printTable(title: string, outcomes: EvalOutcome[]): void {
   for (const [k, ok, n, refused] of rows) {
     console.log(`${k.padEnd(28)} ${`${ok}/${n}`.padStart(9)} ${pct(ok, n).padStart(9)} ${String(refused).padStart(8)}`);
   }
-  console.log(`${'overall'.padEnd(28)} ${`${total[0]}/${total[1]}`.padStart(9)} ${pct(total[0], total[1]).padStart(9)} ${String(outcomes.filter((o) => o.refused).length).padStart(8)}`);
+  console.log(
+    `${'overall'.padEnd(28)} ${`${total[0]}/${total[1]}`.padStart(9)} ${pct(total[0], total[1]).padStart(9)} ${String(outcomes.filter((o) => o.refused).length).padStart(8)}`,
+  );
 }
 
 function printFails(outcomes: EvalOutcome[]): void {
   for (const o of outcomes) {
     if (o.ok) continue;
-    console.log(`\n✗ [${o.category}] ${o.question}\n  ${o.refused ? `refused: ${o.error}` : o.error ? `error: ${o.error}\n  ${o.sql?.replace(/\n/g, ' ')}` : o.sql?.replace(/\n/g, ' ')}`);
+    console.log(
+      `\n✗ [${o.category}] ${o.question}\n  ${o.refused ? `refused: ${o.error}` : o.error ? `error: ${o.error}\n  ${o.sql?.replace(/\n/g, ' ')}` : o.sql?.replace(/\n/g, ' ')}`,
+    );
   }
 }
 
@@ -218,9 +246,14 @@ async function main(): Promise<void> {
   }
 
   if (spider) {
-    const questions = JSON.parse(readFileSync(join(spider, 'questions.json'), 'utf8')) as { db_id: string; question: string; query: string }[];
+    const questions = JSON.parse(readFileSync(join(spider, 'questions.json'), 'utf8')) as {
+      db_id: string;
+      question: string;
+      query: string;
+    }[];
     const byDb = new Map<string, EvalQuestion[]>();
-    for (const q of questions) byDb.set(q.db_id, [...(byDb.get(q.db_id) ?? []), { question: q.question, gold: q.query, category: q.db_id }]);
+    for (const q of questions)
+      byDb.set(q.db_id, [...(byDb.get(q.db_id) ?? []), { question: q.question, gold: q.query, category: q.db_id }]);
     const all: EvalOutcome[] = [];
     for (const [dbId, qs] of byDb) {
       const db = new Database(join(spider, 'databases', `${dbId}.sqlite`), { readonly: true, fileMustExist: true });

@@ -141,7 +141,10 @@ async function main(): Promise<void> {
       fs.copyFileSync(source, copy);
       fs.chmodSync(copy, 0o644);
       const engine = createEngine(
-        toEngineConfig({ engine: 'sqlite', host: null, port: null, database: `${db}.sqlite`, user: null, password: null, ssl: false }, { sqliteWorkspaceDir: work, ...POOL }),
+        toEngineConfig(
+          { engine: 'sqlite', host: null, port: null, database: `${db}.sqlite`, user: null, password: null, ssl: false },
+          { sqliteWorkspaceDir: work, ...POOL },
+        ),
       );
       const guard = new ConnectionGuard(engine);
       try {

@@ -46,48 +46,151 @@ const categories: [string, string][] = [
 
 // [name, category index (1-based), price in cents]
 const products: [string, number, number][] = [
-  ['Wireless Headphones', 1, 12999], ['Smartphone X200', 1, 69900], ['USB-C Charger', 1, 2499],
-  ['Bluetooth Speaker', 1, 5999], ['Smart Watch', 1, 19900], ['E-Reader', 1, 12900],
-  ['The Data Engineer', 2, 3999], ['Learning SQL', 2, 2950], ['Mystery at Midnight', 2, 1499],
-  ['Cooking for Two', 2, 2499], ['World Atlas', 2, 3500],
-  ['Cotton T-Shirt', 3, 1999], ['Denim Jacket', 3, 7950], ['Running Shorts', 3, 2499],
-  ['Wool Sweater', 3, 5900], ['Rain Coat', 3, 8900],
-  ['Chef Knife', 4, 4999], ['Cast Iron Pan', 4, 3999], ['Coffee Maker', 4, 8999],
-  ['Blender', 4, 6499], ['Ceramic Mug Set', 4, 2199],
-  ['Yoga Mat', 5, 2999], ['Dumbbell Set', 5, 8999], ['Tennis Racket', 5, 11900],
-  ['Football', 5, 2499], ['Cycling Helmet', 5, 5499],
-  ['Building Blocks', 6, 3499], ['Puzzle 1000 Pieces', 6, 1899], ['Toy Train', 6, 4599],
-  ['Plush Bear', 6, 1599], ['Board Game Classic', 6, 2999],
-  ['Face Cream', 7, 2450], ['Shampoo', 7, 899], ['Lipstick', 7, 1599], ['Perfume', 7, 6900],
-  ['Garden Hose', 8, 3299], ['Pruning Shears', 8, 1999], ['Flower Seeds', 8, 499],
-  ['Lawn Mower', 8, 24900], ['Watering Can', 8, 1450],
-  ['Espresso Beans', 9, 1299], ['Green Tea', 9, 699], ['Olive Oil', 9, 1150],
-  ['Dark Chocolate', 9, 350], ['Pasta Pack', 9, 299],
-  ['Notebook A5', 10, 499], ['Ballpoint Pens', 10, 399], ['Desk Lamp', 10, 3499],
-  ['Stapler', 10, 899], ['Office Chair', 10, 18900],
+  ['Wireless Headphones', 1, 12999],
+  ['Smartphone X200', 1, 69900],
+  ['USB-C Charger', 1, 2499],
+  ['Bluetooth Speaker', 1, 5999],
+  ['Smart Watch', 1, 19900],
+  ['E-Reader', 1, 12900],
+  ['The Data Engineer', 2, 3999],
+  ['Learning SQL', 2, 2950],
+  ['Mystery at Midnight', 2, 1499],
+  ['Cooking for Two', 2, 2499],
+  ['World Atlas', 2, 3500],
+  ['Cotton T-Shirt', 3, 1999],
+  ['Denim Jacket', 3, 7950],
+  ['Running Shorts', 3, 2499],
+  ['Wool Sweater', 3, 5900],
+  ['Rain Coat', 3, 8900],
+  ['Chef Knife', 4, 4999],
+  ['Cast Iron Pan', 4, 3999],
+  ['Coffee Maker', 4, 8999],
+  ['Blender', 4, 6499],
+  ['Ceramic Mug Set', 4, 2199],
+  ['Yoga Mat', 5, 2999],
+  ['Dumbbell Set', 5, 8999],
+  ['Tennis Racket', 5, 11900],
+  ['Football', 5, 2499],
+  ['Cycling Helmet', 5, 5499],
+  ['Building Blocks', 6, 3499],
+  ['Puzzle 1000 Pieces', 6, 1899],
+  ['Toy Train', 6, 4599],
+  ['Plush Bear', 6, 1599],
+  ['Board Game Classic', 6, 2999],
+  ['Face Cream', 7, 2450],
+  ['Shampoo', 7, 899],
+  ['Lipstick', 7, 1599],
+  ['Perfume', 7, 6900],
+  ['Garden Hose', 8, 3299],
+  ['Pruning Shears', 8, 1999],
+  ['Flower Seeds', 8, 499],
+  ['Lawn Mower', 8, 24900],
+  ['Watering Can', 8, 1450],
+  ['Espresso Beans', 9, 1299],
+  ['Green Tea', 9, 699],
+  ['Olive Oil', 9, 1150],
+  ['Dark Chocolate', 9, 350],
+  ['Pasta Pack', 9, 299],
+  ['Notebook A5', 10, 499],
+  ['Ballpoint Pens', 10, 399],
+  ['Desk Lamp', 10, 3499],
+  ['Stapler', 10, 899],
+  ['Office Chair', 10, 18900],
 ];
 
 const cities: [string, string][] = [
-  ['Berlin', 'Germany'], ['Munich', 'Germany'], ['Hamburg', 'Germany'],
-  ['Paris', 'France'], ['Lyon', 'France'],
-  ['London', 'United Kingdom'], ['Manchester', 'United Kingdom'],
-  ['Madrid', 'Spain'], ['Barcelona', 'Spain'],
-  ['Rome', 'Italy'], ['Milan', 'Italy'],
-  ['Amsterdam', 'Netherlands'], ['Vienna', 'Austria'], ['Lisbon', 'Portugal'], ['Warsaw', 'Poland'],
+  ['Berlin', 'Germany'],
+  ['Munich', 'Germany'],
+  ['Hamburg', 'Germany'],
+  ['Paris', 'France'],
+  ['Lyon', 'France'],
+  ['London', 'United Kingdom'],
+  ['Manchester', 'United Kingdom'],
+  ['Madrid', 'Spain'],
+  ['Barcelona', 'Spain'],
+  ['Rome', 'Italy'],
+  ['Milan', 'Italy'],
+  ['Amsterdam', 'Netherlands'],
+  ['Vienna', 'Austria'],
+  ['Lisbon', 'Portugal'],
+  ['Warsaw', 'Poland'],
 ];
 // Skewed so "the city with the most customers" has one clear answer.
 const cityWeights = [14, 7, 6, 11, 5, 10, 5, 8, 6, 6, 5, 5, 4, 4, 4];
 
 const firstNames = [
-  'Anna', 'Ben', 'Clara', 'David', 'Emma', 'Felix', 'Greta', 'Hugo', 'Ines', 'Jonas',
-  'Karla', 'Lukas', 'Maria', 'Noah', 'Olivia', 'Paul', 'Quentin', 'Rosa', 'Sofia', 'Tom',
-  'Ulla', 'Victor', 'Wanda', 'Xavier', 'Yara', 'Zoe', 'Alice', 'Bruno', 'Chloe', 'Diego',
-  'Elena', 'Finn', 'Giulia', 'Hannah', 'Ivan', 'Julia', 'Kai', 'Lea', 'Marco', 'Nina',
+  'Anna',
+  'Ben',
+  'Clara',
+  'David',
+  'Emma',
+  'Felix',
+  'Greta',
+  'Hugo',
+  'Ines',
+  'Jonas',
+  'Karla',
+  'Lukas',
+  'Maria',
+  'Noah',
+  'Olivia',
+  'Paul',
+  'Quentin',
+  'Rosa',
+  'Sofia',
+  'Tom',
+  'Ulla',
+  'Victor',
+  'Wanda',
+  'Xavier',
+  'Yara',
+  'Zoe',
+  'Alice',
+  'Bruno',
+  'Chloe',
+  'Diego',
+  'Elena',
+  'Finn',
+  'Giulia',
+  'Hannah',
+  'Ivan',
+  'Julia',
+  'Kai',
+  'Lea',
+  'Marco',
+  'Nina',
 ];
 const lastNames = [
-  'Schmidt', 'Muller', 'Dubois', 'Martin', 'Smith', 'Jones', 'Garcia', 'Lopez', 'Rossi', 'Bianchi',
-  'de Vries', 'Jansen', 'Huber', 'Silva', 'Kowalski', 'Nowak', 'Weber', 'Bernard', 'Taylor', 'Brown',
-  'Fernandez', 'Romano', 'Bakker', 'Wagner', 'Costa', 'Wisniewski', 'Becker', 'Petit', 'Wilson', "O'Brien",
+  'Schmidt',
+  'Muller',
+  'Dubois',
+  'Martin',
+  'Smith',
+  'Jones',
+  'Garcia',
+  'Lopez',
+  'Rossi',
+  'Bianchi',
+  'de Vries',
+  'Jansen',
+  'Huber',
+  'Silva',
+  'Kowalski',
+  'Nowak',
+  'Weber',
+  'Bernard',
+  'Taylor',
+  'Brown',
+  'Fernandez',
+  'Romano',
+  'Bakker',
+  'Wagner',
+  'Costa',
+  'Wisniewski',
+  'Becker',
+  'Petit',
+  'Wilson',
+  "O'Brien",
 ];
 
 function weighted(weights: readonly number[]): number {
@@ -114,7 +217,10 @@ const q = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
 // Products
 const productRows = products.map(([name, cat, price], i) => ({
-  id: i + 1, name, cat, price,
+  id: i + 1,
+  name,
+  cat,
+  price,
   stock: i % 17 === 5 ? 0 : int(0, 250),
   createdAt: stamp(Date.UTC(2023, 0, 1) + int(0, 700) * DAY),
 }));
@@ -131,7 +237,12 @@ for (let i = 1; i <= 100; i++) {
   for (let n = 2; usedEmails.has(email); n++) email = `${base}${n}@example.com`;
   usedEmails.add(email);
   customerRows.push({
-    id: i, first, last, email, city, country,
+    id: i,
+    first,
+    last,
+    email,
+    city,
+    country,
     createdAt: stamp(Date.UTC(2023, 5, 1) + int(0, 940) * DAY),
   });
 }
@@ -190,7 +301,10 @@ for (const item of itemRows) {
   reviewed.add(key);
   const rating = [1, 2, 3, 4, 5][weighted([1, 1, 3, 6, 6])];
   reviewRows.push({
-    id: reviewRows.length + 1, productId: item.productId, customerId: order.customerId, rating,
+    id: reviewRows.length + 1,
+    productId: item.productId,
+    customerId: order.customerId,
+    rating,
     createdAt: stamp(Math.min(dayOf(order.orderedAt) + int(3, 40) * DAY, END)),
   });
 }
@@ -198,7 +312,10 @@ for (const item of itemRows) {
 function inserts(table: string, columns: string[], rows: string[][]): string {
   const out: string[] = [];
   for (let i = 0; i < rows.length; i += 100) {
-    const chunk = rows.slice(i, i + 100).map((r) => `  (${r.join(', ')})`).join(',\n');
+    const chunk = rows
+      .slice(i, i + 100)
+      .map((r) => `  (${r.join(', ')})`)
+      .join(',\n');
     out.push(`INSERT INTO ${table} (${columns.join(', ')}) VALUES\n${chunk};`);
   }
   return out.join('\n\n');
@@ -270,17 +387,36 @@ CREATE INDEX idx_reviews_product ON reviews (product_id);
 `;
 
 const body = [
-  inserts('categories', ['id', 'name', 'description'], categories.map(([n, d], i) => [String(i + 1), q(n), q(d)])),
-  inserts('products', ['id', 'name', 'category_id', 'price', 'stock', 'created_at'],
-    productRows.map((p) => [String(p.id), q(p.name), String(p.cat), money(p.price), String(p.stock), q(p.createdAt)])),
-  inserts('customers', ['id', 'first_name', 'last_name', 'email', 'city', 'country', 'created_at'],
-    customerRows.map((c) => [String(c.id), q(c.first), q(c.last), q(c.email), q(c.city), q(c.country), q(c.createdAt)])),
-  inserts('orders', ['id', 'customer_id', 'status', 'ordered_at', 'total'],
-    orderRows.map((o) => [String(o.id), String(o.customerId), q(o.status), q(o.orderedAt), money(o.total)])),
-  inserts('order_items', ['id', 'order_id', 'product_id', 'quantity', 'unit_price'],
-    itemRows.map((it) => [String(it.id), String(it.orderId), String(it.productId), String(it.quantity), money(it.unitPrice)])),
-  inserts('reviews', ['id', 'product_id', 'customer_id', 'rating', 'created_at'],
-    reviewRows.map((r) => [String(r.id), String(r.productId), String(r.customerId), String(r.rating), q(r.createdAt)])),
+  inserts(
+    'categories',
+    ['id', 'name', 'description'],
+    categories.map(([n, d], i) => [String(i + 1), q(n), q(d)]),
+  ),
+  inserts(
+    'products',
+    ['id', 'name', 'category_id', 'price', 'stock', 'created_at'],
+    productRows.map((p) => [String(p.id), q(p.name), String(p.cat), money(p.price), String(p.stock), q(p.createdAt)]),
+  ),
+  inserts(
+    'customers',
+    ['id', 'first_name', 'last_name', 'email', 'city', 'country', 'created_at'],
+    customerRows.map((c) => [String(c.id), q(c.first), q(c.last), q(c.email), q(c.city), q(c.country), q(c.createdAt)]),
+  ),
+  inserts(
+    'orders',
+    ['id', 'customer_id', 'status', 'ordered_at', 'total'],
+    orderRows.map((o) => [String(o.id), String(o.customerId), q(o.status), q(o.orderedAt), money(o.total)]),
+  ),
+  inserts(
+    'order_items',
+    ['id', 'order_id', 'product_id', 'quantity', 'unit_price'],
+    itemRows.map((it) => [String(it.id), String(it.orderId), String(it.productId), String(it.quantity), money(it.unitPrice)]),
+  ),
+  inserts(
+    'reviews',
+    ['id', 'product_id', 'customer_id', 'rating', 'created_at'],
+    reviewRows.map((r) => [String(r.id), String(r.productId), String(r.customerId), String(r.rating), q(r.createdAt)]),
+  ),
 ].join('\n\n');
 
 process.stdout.write(`${ddl}\n${body}\n`);

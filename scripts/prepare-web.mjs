@@ -5,7 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 if (!existsSync(new URL('../node_modules/vite/package.json', import.meta.url))) {
-  console.log('dbq: vite is not installed (production install); skipping the web build. Build dist/web on a machine with dev dependencies.');
+  console.log(
+    'dbq: vite is not installed (production install); skipping the web build. Build dist/web on a machine with dev dependencies.',
+  );
   process.exit(0);
 }
 const result = spawnSync('npm', ['run', 'build:web'], { stdio: 'inherit' });

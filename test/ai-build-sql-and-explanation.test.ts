@@ -12,7 +12,9 @@ describe('builtin SQL and its explanation', () => {
       'SELECT customers.first_name, customers.last_name\nFROM customers\n' +
         "WHERE NOT EXISTS (SELECT 1 FROM orders WHERE orders.customer_id = customers.id AND orders.ordered_at >= '2024-01-01' AND orders.ordered_at < '2025-01-01')",
     );
-    expect(out.explanation).toBe('Lists customers (first name, last name), where there is no related row in orders where ordered at is from 2024-01-01 up to (not including) 2025-01-01.');
+    expect(out.explanation).toBe(
+      'Lists customers (first name, last name), where there is no related row in orders where ordered at is from 2024-01-01 up to (not including) 2025-01-01.',
+    );
     expect(out.tables).toEqual(['customers', 'orders']);
   });
 

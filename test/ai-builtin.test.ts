@@ -20,7 +20,19 @@ import { classifyStatement } from '../src/guard/guard.ts';
 import { introspectSqlite, sameResult, type EvalQuestion } from '../scripts/eval-ai.ts';
 
 const questions = JSON.parse(readFileSync(new URL('./fixtures/ai-questions.json', import.meta.url), 'utf8')) as EvalQuestion[];
-const CATEGORIES = ['count', 'list', 'filter', 'aggregate', 'group', 'having', 'order_topn', 'superlative', 'join', 'negation', 'date_range'];
+const CATEGORIES = [
+  'count',
+  'list',
+  'filter',
+  'aggregate',
+  'group',
+  'having',
+  'order_topn',
+  'superlative',
+  'join',
+  'negation',
+  'date_range',
+];
 
 const NONSENSE = [
   'what is the meaning of life',

@@ -15,7 +15,9 @@ describe('aggregates pass', () => {
 
   it('reads several functions over one column', () => {
     expect(parseThrough('Average, minimum and maximum price of products', 'aggregates').selectAggregates).toEqual([
-      { fn: 'avg', measure: price }, { fn: 'min', measure: price }, { fn: 'max', measure: price },
+      { fn: 'avg', measure: price },
+      { fn: 'min', measure: price },
+      { fn: 'max', measure: price },
     ]);
   });
 
@@ -27,7 +29,9 @@ describe('aggregates pass', () => {
 
   it('reads a bare "revenue" as the sum of quantity × price', () => {
     const state = parseThrough('Revenue per category', 'aggregates');
-    expect(state.selectAggregates).toEqual([{ fn: 'sum', measure: { kind: 'line', table: 'order_items', quantity: 'quantity', price: 'unit_price' } }]);
+    expect(state.selectAggregates).toEqual([
+      { fn: 'sum', measure: { kind: 'line', table: 'order_items', quantity: 'quantity', price: 'unit_price' } },
+    ]);
     expect(state.intent).toBe('aggregate');
   });
 });

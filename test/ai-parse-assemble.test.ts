@@ -13,7 +13,13 @@ describe('assembling the plan', () => {
   it('moves a condition inside a negated clause into its NOT EXISTS', () => {
     const p = plan('Customers who have not placed any orders in 2024');
     expect(p.conditions).toEqual([]);
-    expect(p.exists).toEqual([{ negate: true, target: 'orders', conditions: [{ kind: 'range', column: { table: 'orders', column: 'ordered_at' }, from: '2024-01-01', to: '2025-01-01' }] }]);
+    expect(p.exists).toEqual([
+      {
+        negate: true,
+        target: 'orders',
+        conditions: [{ kind: 'range', column: { table: 'orders', column: 'ordered_at' }, from: '2024-01-01', to: '2025-01-01' }],
+      },
+    ]);
   });
 
   it('groups by the asked-for entity when related rows are aggregated', () => {

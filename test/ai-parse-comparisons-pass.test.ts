@@ -6,8 +6,12 @@ import { parseThrough } from './support/ai-parse.ts';
 
 describe('comparisons pass', () => {
   it('compares a column: "price over 100", "at least 200 in stock"', () => {
-    expect(parseThrough('Products with a price over 100', 'comparisons').conditions).toEqual([{ kind: 'compare', column: { table: 'products', column: 'price' }, op: '>', value: 100 }]);
-    expect(parseThrough('Products with at least 200 in stock', 'comparisons').conditions).toEqual([{ kind: 'compare', column: { table: 'products', column: 'stock' }, op: '>=', value: 200 }]);
+    expect(parseThrough('Products with a price over 100', 'comparisons').conditions).toEqual([
+      { kind: 'compare', column: { table: 'products', column: 'price' }, op: '>', value: 100 },
+    ]);
+    expect(parseThrough('Products with at least 200 in stock', 'comparisons').conditions).toEqual([
+      { kind: 'compare', column: { table: 'products', column: 'stock' }, op: '>=', value: 200 },
+    ]);
   });
 
   it('reads "between A and B" on the default measure as two bounds', () => {
@@ -28,7 +32,9 @@ describe('comparisons pass', () => {
   });
 
   it('reads "3 or more reviews" and "sold more than 100 units"', () => {
-    expect(parseThrough('Products with 3 or more reviews', 'comparisons').having).toEqual([{ aggregate: { fn: 'count', measure: { kind: 'rows', table: 'reviews' } }, op: '>=', value: 3 }]);
+    expect(parseThrough('Products with 3 or more reviews', 'comparisons').having).toEqual([
+      { aggregate: { fn: 'count', measure: { kind: 'rows', table: 'reviews' } }, op: '>=', value: 3 },
+    ]);
     expect(parseThrough('Products that sold more than 100 units', 'comparisons').having).toEqual([
       { aggregate: { fn: 'sum', measure: { kind: 'column', column: { table: 'order_items', column: 'quantity' } } }, op: '>', value: 100 },
     ]);

@@ -5,11 +5,15 @@ import { parseThrough } from './support/ai-parse.ts';
 
 describe('equalities pass', () => {
   it('reads "out of stock" as stock = 0', () => {
-    expect(parseThrough('Products that are out of stock', 'equalities').conditions).toEqual([{ kind: 'compare', column: { table: 'products', column: 'stock' }, op: '=', value: 0 }]);
+    expect(parseThrough('Products that are out of stock', 'equalities').conditions).toEqual([
+      { kind: 'compare', column: { table: 'products', column: 'stock' }, op: '=', value: 0 },
+    ]);
   });
 
   it('reads "order 42" as the primary key', () => {
-    expect(parseThrough('Show order 42', 'equalities').conditions).toEqual([{ kind: 'compare', column: { table: 'orders', column: 'id' }, op: '=', value: 42 }]);
+    expect(parseThrough('Show order 42', 'equalities').conditions).toEqual([
+      { kind: 'compare', column: { table: 'orders', column: 'id' }, op: '=', value: 42 },
+    ]);
   });
 
   it('reads "rating 5" and "5 stars" on the rating column', () => {

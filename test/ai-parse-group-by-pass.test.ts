@@ -6,11 +6,15 @@ import { parseThrough } from './support/ai-parse.ts';
 
 describe('group-by pass', () => {
   it('reads "per customer" as the customers label', () => {
-    expect(parseThrough('Number of orders per customer', 'group-by').groupCandidates).toEqual([{ item: { kind: 'label', table: 'customers' }, pos: 3, viaBy: false }]);
+    expect(parseThrough('Number of orders per customer', 'group-by').groupCandidates).toEqual([
+      { item: { kind: 'label', table: 'customers' }, pos: 3, viaBy: false },
+    ]);
   });
 
   it('reads "by city" as a column, said with "by"', () => {
-    expect(parseThrough('Customers by city', 'group-by').groupCandidates).toEqual([{ item: { kind: 'column', column: { table: 'customers', column: 'city' } }, pos: 1, viaBy: true }]);
+    expect(parseThrough('Customers by city', 'group-by').groupCandidates).toEqual([
+      { item: { kind: 'column', column: { table: 'customers', column: 'city' } }, pos: 1, viaBy: true },
+    ]);
   });
 
   it('reads "by month" and "monthly" as a month bucket of the measured date column', () => {

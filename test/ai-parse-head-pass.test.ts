@@ -22,7 +22,9 @@ describe('head pass', () => {
   it('reads "how many units were sold" as the sum of line-item quantities', () => {
     const state = parseThrough('How many units were sold?', 'head');
     expect(state.intent).toBe('aggregate');
-    expect(state.selectAggregates).toEqual([{ fn: 'sum', measure: { kind: 'column', column: { table: 'order_items', column: 'quantity' } } }]);
+    expect(state.selectAggregates).toEqual([
+      { fn: 'sum', measure: { kind: 'column', column: { table: 'order_items', column: 'quantity' } } },
+    ]);
   });
 
   it('reads "how much" as an aggregate and anything else as a list', () => {

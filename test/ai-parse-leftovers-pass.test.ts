@@ -9,11 +9,15 @@ const productName = { table: 'products', column: 'name' };
 
 describe('leftovers pass', () => {
   it('puts quoted text on the label of the table named before it', () => {
-    expect(parseThrough("Reviews of the product 'Desk Lamp'", 'leftovers').conditions).toEqual([{ kind: 'in', column: productName, values: ['Desk Lamp'], negate: false }]);
+    expect(parseThrough("Reviews of the product 'Desk Lamp'", 'leftovers').conditions).toEqual([
+      { kind: 'in', column: productName, values: ['Desk Lamp'], negate: false },
+    ]);
   });
 
   it("puts quoted text after a verb on the verb's object", () => {
-    expect(parseThrough("Customers who bought 'Desk Lamp'", 'leftovers').conditions).toEqual([{ kind: 'in', column: productName, values: ['Desk Lamp'], negate: false }]);
+    expect(parseThrough("Customers who bought 'Desk Lamp'", 'leftovers').conditions).toEqual([
+      { kind: 'in', column: productName, values: ['Desk Lamp'], negate: false },
+    ]);
   });
 
   it('refuses a proper noun a column with complete samples lacks', () => {

@@ -19,7 +19,9 @@ describe('likes pass', () => {
 
   it('negates after "not" and falls back to the subject label', () => {
     const state = parseThrough('Categories not starting with B', 'likes');
-    expect(state.conditions).toEqual([{ kind: 'like', column: { table: 'categories', column: 'name' }, pattern: 'B', negate: true, how: 'prefix' }]);
+    expect(state.conditions).toEqual([
+      { kind: 'like', column: { table: 'categories', column: 'name' }, pattern: 'B', negate: true, how: 'prefix' },
+    ]);
     expect(state.consumed.slice(1)).toEqual([true, true, true, true]);
   });
 });

@@ -17,11 +17,17 @@ describe('order-by pass', () => {
 
   it('sorts by a count of related rows: "sorted by the number of orders"', () => {
     const state = parseThrough('Customers sorted by the number of orders', 'order-by');
-    expect(state.orderBy).toEqual([{ item: { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table: 'orders' } } }, dir: 'ASC' }]);
+    expect(state.orderBy).toEqual([
+      { item: { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table: 'orders' } } }, dir: 'ASC' },
+    ]);
   });
 
   it('reads "alphabetically" and "newest first"', () => {
-    expect(parseThrough('List categories alphabetically', 'order-by').orderBy).toEqual([{ item: { kind: 'label', table: 'categories' }, dir: 'ASC' }]);
-    expect(parseThrough('Show orders newest first', 'order-by').orderBy).toEqual([{ item: { kind: 'column', column: { table: 'orders', column: 'ordered_at' } }, dir: 'DESC' }]);
+    expect(parseThrough('List categories alphabetically', 'order-by').orderBy).toEqual([
+      { item: { kind: 'label', table: 'categories' }, dir: 'ASC' },
+    ]);
+    expect(parseThrough('Show orders newest first', 'order-by').orderBy).toEqual([
+      { item: { kind: 'column', column: { table: 'orders', column: 'ordered_at' } }, dir: 'DESC' },
+    ]);
   });
 });

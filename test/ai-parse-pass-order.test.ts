@@ -8,8 +8,22 @@ import { shopIndex } from './support/ai-parse.ts';
 describe('parser pass order', () => {
   it('is one explicit list, each pass named once', () => {
     expect(PASSES.map((p) => p.name)).toEqual([
-      'refuse-writes', 'merge-compounds', 'head', 'subject', 'order-by', 'top-n', 'negations', 'dates',
-      'likes', 'comparisons', 'superlatives', 'aggregates', 'group-by', 'equalities', 'values', 'leftovers',
+      'refuse-writes',
+      'merge-compounds',
+      'head',
+      'subject',
+      'order-by',
+      'top-n',
+      'negations',
+      'dates',
+      'likes',
+      'comparisons',
+      'superlatives',
+      'aggregates',
+      'group-by',
+      'equalities',
+      'values',
+      'leftovers',
     ]);
   });
 

@@ -7,7 +7,9 @@ import { parseThrough } from './support/ai-parse.ts';
 describe('superlatives pass', () => {
   it('reads "the most orders" as a count of related rows, one row', () => {
     const state = parseThrough('The customer with the most orders', 'superlatives');
-    expect(state.orderBy).toEqual([{ item: { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table: 'orders' } } }, dir: 'DESC' }]);
+    expect(state.orderBy).toEqual([
+      { item: { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table: 'orders' } } }, dir: 'DESC' },
+    ]);
     expect(state.limit).toBe(1);
     expect(state.wantsEntityGroup).toBe(true);
   });
@@ -23,7 +25,13 @@ describe('superlatives pass', () => {
 
   it('reads "best selling" as units sold', () => {
     expect(parseThrough('The best selling product', 'superlatives').orderBy).toEqual([
-      { item: { kind: 'aggregate', aggregate: { fn: 'sum', measure: { kind: 'column', column: { table: 'order_items', column: 'quantity' } } } }, dir: 'DESC' },
+      {
+        item: {
+          kind: 'aggregate',
+          aggregate: { fn: 'sum', measure: { kind: 'column', column: { table: 'order_items', column: 'quantity' } } },
+        },
+        dir: 'DESC',
+      },
     ]);
   });
 
@@ -31,6 +39,8 @@ describe('superlatives pass', () => {
     const state = parseThrough('What is the highest price?', 'superlatives');
     expect(state.orderBy).toEqual([]);
     expect(state.limit).toBeNull();
-    expect(parseThrough('What is the highest price?', 'aggregates').selectAggregates).toEqual([{ fn: 'max', measure: { kind: 'column', column: { table: 'products', column: 'price' } } }]);
+    expect(parseThrough('What is the highest price?', 'aggregates').selectAggregates).toEqual([
+      { fn: 'max', measure: { kind: 'column', column: { table: 'products', column: 'price' } } },
+    ]);
   });
 });

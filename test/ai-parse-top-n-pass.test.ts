@@ -3,7 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseThrough } from './support/ai-parse.ts';
 
-const revenue = { kind: 'aggregate', aggregate: { fn: 'sum', measure: { kind: 'line', table: 'order_items', quantity: 'quantity', price: 'unit_price' } } };
+const revenue = {
+  kind: 'aggregate',
+  aggregate: { fn: 'sum', measure: { kind: 'line', table: 'order_items', quantity: 'quantity', price: 'unit_price' } },
+};
 
 describe('top-n pass', () => {
   it('reads "top 5 customers by revenue" as a limit and a sort', () => {

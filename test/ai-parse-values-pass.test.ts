@@ -6,7 +6,9 @@ import { parseThrough } from './support/ai-parse.ts';
 
 describe('values pass', () => {
   it('gathers values of one column into one IN', () => {
-    expect(parseThrough('Customers from Berlin or Paris', 'values').conditions).toEqual([{ kind: 'in', column: { table: 'customers', column: 'city' }, values: ['Berlin', 'Paris'], negate: false }]);
+    expect(parseThrough('Customers from Berlin or Paris', 'values').conditions).toEqual([
+      { kind: 'in', column: { table: 'customers', column: 'city' }, values: ['Berlin', 'Paris'], negate: false },
+    ]);
   });
 
   it('negates a value after "not"', () => {

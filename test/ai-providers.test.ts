@@ -49,7 +49,12 @@ beforeAll(async () => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString('utf8')));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: JSON.parse(raw || '{}') as Record<string, unknown> });
+      seen.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: JSON.parse(raw || '{}') as Record<string, unknown>,
+      });
       const r = replies.shift() ?? { status: 500, body: { error: { message: 'no canned reply left' } } };
       if (r.hang) return;
       res.writeHead(r.status ?? 200, { 'content-type': 'application/json', ...(r.headers ?? {}) });
@@ -96,20 +101,34 @@ function deps(cfg: Omit<ProviderConfig, 'timeoutMs'> & { timeoutMs?: number }, c
   };
 }
 
-const openai = (content: string): Canned => ({ body: { id: 'chatcmpl-1', choices: [{ index: 0, message: { role: 'assistant', content } }] } });
-const anthropic = (text: string): Canned => ({ body: { id: 'msg_1', type: 'message', role: 'assistant', content: [{ type: 'text', text }] } });
+const openai = (content: string): Canned => ({
+  body: { id: 'chatcmpl-1', choices: [{ index: 0, message: { role: 'assistant', content } }] },
+});
+const anthropic = (text: string): Canned => ({
+  body: { id: 'msg_1', type: 'message', role: 'assistant', content: [{ type: 'text', text }] },
+});
 const messagesOf = (s: Seen): { role: string; content: string }[] => s.body.messages as { role: string; content: string }[];
 
 describe('openai provider (chat completions)', () => {
-  const cfg = (): Omit<ProviderConfig, 'timeoutMs'> => ({ provider: 'openai', baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-test-123', model: 'gpt-test' });
+  const cfg = (): Omit<ProviderConfig, 'timeoutMs'> => ({
+    provider: 'openai',
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    apiKey: 'sk-test-123',
+    model: 'gpt-test',
+  });
 
   it('sends the chat-completions wire format with the schema and returns validated SQL', async () => {
-    replies.push(openai('Here you go:\n```sql\nSELECT COUNT(*) FROM orders WHERE status = \'shipped\';\n```\nCounts the shipped orders.'));
+    replies.push(openai("Here you go:\n```sql\nSELECT COUNT(*) FROM orders WHERE status = 'shipped';\n```\nCounts the shipped orders."));
     const out = await generateSql(deps(cfg()), 'How many orders have shipped?');
     expect(out).toMatchObject({
       sql: "SELECT COUNT(*) FROM orders WHERE status = 'shipped'",
       explanation: expect.stringContaining('Counts the shipped orders'),
-      dialect: 'sqlite', provider: 'openai', model: 'gpt-test', validated: true, attempts: 1, tables: ['orders'],
+      dialect: 'sqlite',
+      provider: 'openai',
+      model: 'gpt-test',
+      validated: true,
+      attempts: 1,
+      tables: ['orders'],
     });
     expect(seen).toHaveLength(1);
     const req = seen[0];
@@ -197,7 +216,7 @@ describe('openai provider (chat completions)', () => {
   });
 
   it('lets an admin on a writable connection get a validated write', async () => {
-    replies.push(openai('```sql\nDELETE FROM orders WHERE status = \'canceled\'\n```'));
+    replies.push(openai("```sql\nDELETE FROM orders WHERE status = 'canceled'\n```"));
     const out = await generateSql(deps(cfg(), true), 'delete canceled orders');
     expect(out).toMatchObject({ sql: "DELETE FROM orders WHERE status = 'canceled'", validated: true });
     expect(messagesOf(seen[0])[0].content).toMatch(/only when the question explicitly asks to change data/);
@@ -211,7 +230,10 @@ describe('openai provider (chat completions)', () => {
 
   it('sends no Authorization header without a key (Ollama, llama.cpp, LM Studio)', async () => {
     replies.push(openai('SELECT name FROM products'));
-    const out = await generateSql(deps({ provider: 'openai', baseUrl: `http://127.0.0.1:${port}/v1/`, model: 'llama3.1' }), 'list products');
+    const out = await generateSql(
+      deps({ provider: 'openai', baseUrl: `http://127.0.0.1:${port}/v1/`, model: 'llama3.1' }),
+      'list products',
+    );
     expect(out.sql).toBe('SELECT name FROM products');
     expect(seen[0].path).toBe('/v1/chat/completions');
     expect(seen[0].headers.authorization).toBeUndefined();
@@ -220,7 +242,12 @@ describe('openai provider (chat completions)', () => {
 });
 
 describe('anthropic provider (messages API)', () => {
-  const cfg = (): Omit<ProviderConfig, 'timeoutMs'> => ({ provider: 'anthropic', baseUrl: `http://127.0.0.1:${port}`, apiKey: 'sk-ant-test', model: 'claude-test' });
+  const cfg = (): Omit<ProviderConfig, 'timeoutMs'> => ({
+    provider: 'anthropic',
+    baseUrl: `http://127.0.0.1:${port}`,
+    apiKey: 'sk-ant-test',
+    model: 'claude-test',
+  });
 
   it('sends the messages wire format with the schema and returns validated SQL', async () => {
     replies.push(anthropic('```sql\nSELECT AVG(price) FROM products\n```\nAverage product price.'));
@@ -251,7 +278,11 @@ describe('anthropic provider (messages API)', () => {
   });
 
   it('retries a 429 then succeeds; refuses a write for a reader', async () => {
-    replies.push({ status: 429, headers: { 'retry-after': '0' }, body: { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } } });
+    replies.push({
+      status: 429,
+      headers: { 'retry-after': '0' },
+      body: { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } },
+    });
     replies.push(anthropic('```sql\nSELECT COUNT(*) FROM customers\n```'));
     await expect(generateSql(deps(cfg()), 'how many customers')).resolves.toMatchObject({ validated: true });
     expect(seen).toHaveLength(2);

@@ -62,8 +62,16 @@ const MYSQL_EXCLUDED: Record<string, string> = {
   lateral: 'not a MariaDB keyword: callable as a stored function',
 };
 const MYSQL_EXCLUDED_PREFIXES = [
-  'group_replication_', 'keyring_', 'version_tokens_', 'audit_log_', 'firewall_',
-  'mysql_firewall_', 'asynchronous_connection_failover_', 'can_access_', 'internal_', 'get_dd_',
+  'group_replication_',
+  'keyring_',
+  'version_tokens_',
+  'audit_log_',
+  'firewall_',
+  'mysql_firewall_',
+  'asynchronous_connection_failover_',
+  'can_access_',
+  'internal_',
+  'get_dd_',
 ];
 
 const SQLITE_EXCLUDED: Record<string, string> = {
@@ -82,12 +90,12 @@ const SQLITE_EXCLUDED: Record<string, string> = {
   edit: 'shell: runs an editor',
   fsdir: 'fileio: lists server directories',
   lsdir: 'fileio: lists server directories',
-  eval: 'runs SQL text out of the guard\'s sight',
-  sha3_query: 'runs SQL text out of the guard\'s sight',
+  eval: "runs SQL text out of the guard's sight",
+  sha3_query: "runs SQL text out of the guard's sight",
   zipfile: 'zipfile extension: server files',
   sqlite_dbpage: 'raw page access (writable)',
   sqlite_dbdata: 'raw page access',
-  icu_load_collation: 'changes the connection\'s collations',
+  icu_load_collation: "changes the connection's collations",
   pragma_optimize: 'runs ANALYZE: writes sqlite_stat1',
   pragma_integrity_check: 'scans the whole database',
   pragma_quick_check: 'scans the whole database',
@@ -105,22 +113,68 @@ const SQLITE_EXCLUDED: Record<string, string> = {
  * manual) and newer MariaDB's (its help tables, mysql.help_topic). */
 const NOT_IN_MARIADB_10_11 = new Set([
   // MySQL only.
-  'any_value', 'grouping', 'regexp_like', 'statement_digest', 'statement_digest_text',
-  'validate_password_strength', 'bin_to_uuid', 'uuid_to_bin', 'is_uuid', 'gtid_subset',
-  'gtid_subtract', 'ps_current_thread_id', 'ps_thread_id', 'icu_version', 'roles_graphml',
-  'json_schema_validation_report', 'json_storage_free', 'json_storage_size',
-  'st_buffer_strategy', 'st_frechetdistance', 'st_geomcollfromtxt', 'st_hausdorffdistance',
-  'st_latitude', 'st_lineinterpolatepoint', 'st_lineinterpolatepoints', 'st_longitude',
-  'st_makeenvelope', 'st_numinteriorring', 'st_pointatdistance', 'st_swapxy', 'st_transform',
-  'mbrcovers', 'geomcollection',
+  'any_value',
+  'grouping',
+  'regexp_like',
+  'statement_digest',
+  'statement_digest_text',
+  'validate_password_strength',
+  'bin_to_uuid',
+  'uuid_to_bin',
+  'is_uuid',
+  'gtid_subset',
+  'gtid_subtract',
+  'ps_current_thread_id',
+  'ps_thread_id',
+  'icu_version',
+  'roles_graphml',
+  'json_schema_validation_report',
+  'json_storage_free',
+  'json_storage_size',
+  'st_buffer_strategy',
+  'st_frechetdistance',
+  'st_geomcollfromtxt',
+  'st_hausdorffdistance',
+  'st_latitude',
+  'st_lineinterpolatepoint',
+  'st_lineinterpolatepoints',
+  'st_longitude',
+  'st_makeenvelope',
+  'st_numinteriorring',
+  'st_pointatdistance',
+  'st_swapxy',
+  'st_transform',
+  'mbrcovers',
+  'geomcollection',
   // MySQL and newer MariaDB.
-  'format_bytes', 'format_pico_time', 'json_schema_valid', 'st_collect', 'st_geohash',
-  'st_isvalid', 'st_latfromgeohash', 'st_longfromgeohash', 'st_pointfromgeohash', 'st_simplify',
-  'st_validate', 'mbrcoveredby',
+  'format_bytes',
+  'format_pico_time',
+  'json_schema_valid',
+  'st_collect',
+  'st_geohash',
+  'st_isvalid',
+  'st_latfromgeohash',
+  'st_longfromgeohash',
+  'st_pointfromgeohash',
+  'st_simplify',
+  'st_validate',
+  'mbrcoveredby',
   // Newer MariaDB only.
-  'uuid_v4', 'uuid_v7', 'json_array_intersect', 'json_key_value', 'json_object_filter_keys',
-  'json_object_to_array', 'months_between', 'to_date', 'to_number', 'trunc', 'vec_distance',
-  'vec_distance_cosine', 'vec_distance_euclidean', 'vec_fromtext', 'vec_totext',
+  'uuid_v4',
+  'uuid_v7',
+  'json_array_intersect',
+  'json_key_value',
+  'json_object_filter_keys',
+  'json_object_to_array',
+  'months_between',
+  'to_date',
+  'to_number',
+  'trunc',
+  'vec_distance',
+  'vec_distance_cosine',
+  'vec_distance_euclidean',
+  'vec_fromtext',
+  'vec_totext',
 ]);
 
 /** Calls with the grammar's own syntax, and a few that need particular arguments. */
@@ -167,9 +221,9 @@ const MYSQL_SAMPLES: Record<string, string> = {
   count: 'SELECT COUNT(DISTINCT 1)',
   json_arrayagg: 'SELECT JSON_ARRAYAGG(1)',
   json_objectagg: "SELECT JSON_OBJECTAGG('k', 1)",
-  json_value: 'SELECT JSON_VALUE(\'{"a": 1}\', \'$.a\')',
-  json_extract: 'SELECT JSON_EXTRACT(\'{"a": 1}\', \'$.a\')',
-  json_set: 'SELECT JSON_SET(\'{"a": 1}\', \'$.b\', 2)',
+  json_value: "SELECT JSON_VALUE('{\"a\": 1}', '$.a')",
+  json_extract: "SELECT JSON_EXTRACT('{\"a\": 1}', '$.a')",
+  json_set: "SELECT JSON_SET('{\"a\": 1}', '$.b', 2)",
   json_detailed: 'SELECT JSON_DETAILED(\'{"a": 1}\')',
   regexp_replace: "SELECT REGEXP_REPLACE('abc', 'b', 'x')",
   regexp_substr: "SELECT REGEXP_SUBSTR('abc', 'b')",
@@ -206,17 +260,43 @@ const MYSQL_SAMPLES: Record<string, string> = {
 
 /** Arguments tried in turn on the remaining functions until one call is accepted. */
 const GEOMETRIES = [
-  'POINT(1, 1)', "ST_GEOMFROMTEXT('LINESTRING(0 0, 1 1)')",
-  "ST_GEOMFROMTEXT('POLYGON((0 0, 1 0, 1 1, 0 0))')", "ST_GEOMFROMTEXT('MULTIPOINT(0 0, 1 1)')",
+  'POINT(1, 1)',
+  "ST_GEOMFROMTEXT('LINESTRING(0 0, 1 1)')",
+  "ST_GEOMFROMTEXT('POLYGON((0 0, 1 0, 1 1, 0 0))')",
+  "ST_GEOMFROMTEXT('MULTIPOINT(0 0, 1 1)')",
   "ST_GEOMFROMTEXT('GEOMETRYCOLLECTION(POINT(1 1))')",
 ];
 const MYSQL_ARGUMENT_LISTS = [
-  '', '1', "'a'", '1, 1', "'a', 'b'", "'a', 1", '1, 1, 1', "'a', 1, 1", "'a', 'b', 'c'",
-  "'a', 1, 'b'", '1, 1, 1, 1', "'a', 1, 1, 'b'",
-  ...GEOMETRIES.flatMap((g) => [g, `${g}, 1`, `${g}, ${g}`]), "'POINT(1 1)'", 'ST_ASWKB(POINT(1, 1))',
-  `'{"a": 1}'`, `'{"a": 1}', '$.a'`, `'[1]', '$[0]', 2`, `'{"a": 1}', 'one', '$.a'`, "'[1]', '[1]'",
-  'NOW()', 'NOW(), NOW()', "'2020-01-01'", "'2020-01-01', 1", "'2020-01-01', '2020-02-01'",
-  "'10:00:00', '01:00:00'", "'1.2.3.4'", "'::1'", "INET6_ATON('::1')", "'2020-01-01', '%Y-%m-%d'",
+  '',
+  '1',
+  "'a'",
+  '1, 1',
+  "'a', 'b'",
+  "'a', 1",
+  '1, 1, 1',
+  "'a', 1, 1",
+  "'a', 'b', 'c'",
+  "'a', 1, 'b'",
+  '1, 1, 1, 1',
+  "'a', 1, 1, 'b'",
+  ...GEOMETRIES.flatMap((g) => [g, `${g}, 1`, `${g}, ${g}`]),
+  "'POINT(1 1)'",
+  'ST_ASWKB(POINT(1, 1))',
+  `'{"a": 1}'`,
+  `'{"a": 1}', '$.a'`,
+  `'[1]', '$[0]', 2`,
+  `'{"a": 1}', 'one', '$.a'`,
+  "'[1]', '[1]'",
+  'NOW()',
+  'NOW(), NOW()',
+  "'2020-01-01'",
+  "'2020-01-01', 1",
+  "'2020-01-01', '2020-02-01'",
+  "'10:00:00', '01:00:00'",
+  "'1.2.3.4'",
+  "'::1'",
+  "INET6_ATON('::1')",
+  "'2020-01-01', '%Y-%m-%d'",
 ];
 const PROBE_ARGUMENT_LISTS = ['', '1', '1, 1', '1, 1, 1', '1, 1, 1, 1', "'a'", "'a', 'b'"];
 
@@ -294,13 +374,32 @@ const MYSQL_KEYWORD_STATEMENTS: Record<string, string> = {
 };
 // The remaining type names, as JSON_TABLE column types.
 for (const [type, size] of Object.entries({
-  nvarchar: '4', varbinary: '4', numeric: '10, 2', fixed: '10, 2', float: '4', float4: '4',
-  real: '10, 2', int: '4', integer: '4', int1: '4', int2: '4', int3: '4', int4: '4', int8: '4',
-  tinyint: '4', smallint: '4', mediumint: '4', middleint: '4', bigint: '4', bit: '4', text: '4',
-  blob: '4', timestamp: '4', year: '4',
+  nvarchar: '4',
+  varbinary: '4',
+  numeric: '10, 2',
+  fixed: '10, 2',
+  float: '4',
+  float4: '4',
+  real: '10, 2',
+  int: '4',
+  integer: '4',
+  int1: '4',
+  int2: '4',
+  int3: '4',
+  int4: '4',
+  int8: '4',
+  tinyint: '4',
+  smallint: '4',
+  mediumint: '4',
+  middleint: '4',
+  bigint: '4',
+  bit: '4',
+  text: '4',
+  blob: '4',
+  timestamp: '4',
+  year: '4',
 })) {
-  MYSQL_KEYWORD_STATEMENTS[type] =
-    `SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (x ${type.toUpperCase()}(${size}) PATH '$')) AS jt`;
+  MYSQL_KEYWORD_STATEMENTS[type] = `SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (x ${type.toUpperCase()}(${size}) PATH '$')) AS jt`;
 }
 
 /** Error numbers meaning "no built-in of that name": a stored function was looked for
@@ -341,9 +440,8 @@ describe('MySQL/MariaDB allowlist on the real MariaDB', () => {
   /** Whether the server parses `name(…)` as its own function: prepared, never executed, in an
    * empty schema, so no stored function can answer for it. */
   async function isBuiltIn(name: string): Promise<boolean> {
-    const statements = MYSQL_SAMPLES[name] !== undefined
-      ? [MYSQL_SAMPLES[name]]
-      : PROBE_ARGUMENT_LISTS.map((args) => `SELECT ${name}(${args})`);
+    const statements =
+      MYSQL_SAMPLES[name] !== undefined ? [MYSQL_SAMPLES[name]] : PROBE_ARGUMENT_LISTS.map((args) => `SELECT ${name}(${args})`);
     for (const sql of statements) {
       try {
         await conn.query(`PREPARE allowlist_probe FROM ${conn.escape(sql)}`);
@@ -392,9 +490,8 @@ describe('MySQL/MariaDB allowlist on the real MariaDB', () => {
     try {
       for (const name of MYSQL_FUNCTIONS) {
         if (NOT_IN_MARIADB_10_11.has(name)) continue;
-        const statements = MYSQL_SAMPLES[name] !== undefined
-          ? [MYSQL_SAMPLES[name]]
-          : MYSQL_ARGUMENT_LISTS.map((args) => `SELECT ${name}(${args})`);
+        const statements =
+          MYSQL_SAMPLES[name] !== undefined ? [MYSQL_SAMPLES[name]] : MYSQL_ARGUMENT_LISTS.map((args) => `SELECT ${name}(${args})`);
         let ok = false;
         for (const sql of statements) {
           try {
@@ -472,7 +569,11 @@ describe('MySQL/MariaDB allowlist on the real MariaDB', () => {
                 ${schema}.abs(-1) AS qualified, json_table(1) AS expression_json_table`,
       );
       expect((rows as Array<Record<string, unknown>>)[0]).toEqual({
-        bare: 'ab', quoted: 2000, quoted_native: 1, qualified: 3000, expression_json_table: 4000,
+        bare: 'ab',
+        quoted: 2000,
+        quoted_native: 1,
+        qualified: 3000,
+        expression_json_table: 4000,
       });
     } finally {
       for (const name of ['left', 'abs', 'json_table']) await conn.query(`DROP FUNCTION \`${name}\``);
@@ -565,8 +666,21 @@ const SQLITE_SAMPLES: Record<string, string> = {
   changes: 'SELECT changes(), total_changes(), last_insert_rowid()',
 };
 const SQLITE_ARGUMENT_LISTS = [
-  '', '1', "'a'", '1, 1', "'a', 'b'", "'a', 1", "'a', 1, 1", "'a', 'b', 'c'", '1, 1, 1', "'[1]'",
-  "'[1]', '$[0]'", "'[1]', '$[0]', 2", `'{"a":1}', '{"b":2}'`, "'2020-01-01'", "x'0000'",
+  '',
+  '1',
+  "'a'",
+  '1, 1',
+  "'a', 'b'",
+  "'a', 1",
+  "'a', 1, 1",
+  "'a', 'b', 'c'",
+  '1, 1, 1',
+  "'[1]'",
+  "'[1]', '$[0]'",
+  "'[1]', '$[0]', 2",
+  `'{"a":1}', '{"b":2}'`,
+  "'2020-01-01'",
+  "x'0000'",
 ];
 
 const SQLITE_KEYWORD_STATEMENTS: Record<string, string> = {
@@ -604,9 +718,27 @@ const SQLITE_KEYWORD_STATEMENTS: Record<string, string> = {
   values: 'VALUES(1, 2)',
 };
 for (const type of [
-  'varchar', 'character', 'nchar', 'nvarchar', 'text', 'clob', 'blob', 'int', 'integer', 'tinyint',
-  'smallint', 'mediumint', 'bigint', 'int2', 'int8', 'real', 'double', 'float', 'numeric',
-  'decimal', 'boolean',
+  'varchar',
+  'character',
+  'nchar',
+  'nvarchar',
+  'text',
+  'clob',
+  'blob',
+  'int',
+  'integer',
+  'tinyint',
+  'smallint',
+  'mediumint',
+  'bigint',
+  'int2',
+  'int8',
+  'real',
+  'double',
+  'float',
+  'numeric',
+  'decimal',
+  'boolean',
 ]) {
   SQLITE_KEYWORD_STATEMENTS[type] = `SELECT CAST(1 AS ${type.toUpperCase()}(10))`;
 }
@@ -645,9 +777,7 @@ describe('SQLite allowlist on the better-sqlite3 build', () => {
   });
 
   it('finds every listed function in pragma_function_list, or as a table-valued or keyword function', () => {
-    const missing = [...SQLITE_FUNCTIONS].filter(
-      (name) => !registered.has(name) && SQLITE_NOT_IN_FUNCTION_LIST[name] === undefined,
-    );
+    const missing = [...SQLITE_FUNCTIONS].filter((name) => !registered.has(name) && SQLITE_NOT_IN_FUNCTION_LIST[name] === undefined);
     expect(missing).toEqual([]);
     for (const [name, sql] of Object.entries(SQLITE_NOT_IN_FUNCTION_LIST)) {
       expect(SQLITE_FUNCTIONS.has(name), name).toBe(true);
@@ -667,7 +797,10 @@ describe('SQLite allowlist on the better-sqlite3 build', () => {
     const direct = [...SQLITE_FUNCTIONS].filter((name) => (registered.get(name) ?? []).some((f) => (f & SQLITE_DIRECTONLY) !== 0));
     expect(direct).toEqual([]);
     for (const name of ['load_extension', 'fts3_tokenizer', 'geopoly_debug']) {
-      expect(registered.get(name)?.every((f) => (f & SQLITE_DIRECTONLY) !== 0), name).toBe(true);
+      expect(
+        registered.get(name)?.every((f) => (f & SQLITE_DIRECTONLY) !== 0),
+        name,
+      ).toBe(true);
     }
   });
 
@@ -676,10 +809,19 @@ describe('SQLite allowlist on the better-sqlite3 build', () => {
     const failed: string[] = [];
     try {
       for (const name of SQLITE_FUNCTIONS) {
-        const statements = SQLITE_SAMPLES[name] !== undefined
-          ? [SQLITE_SAMPLES[name]]
-          : SQLITE_ARGUMENT_LISTS.map((args) => `SELECT ${name}(${args})`);
-        if (!statements.some((sql) => { try { db.prepare(sql).all(); return true; } catch { return false; } })) failed.push(name);
+        const statements =
+          SQLITE_SAMPLES[name] !== undefined ? [SQLITE_SAMPLES[name]] : SQLITE_ARGUMENT_LISTS.map((args) => `SELECT ${name}(${args})`);
+        if (
+          !statements.some((sql) => {
+            try {
+              db.prepare(sql).all();
+              return true;
+            } catch {
+              return false;
+            }
+          })
+        )
+          failed.push(name);
       }
       expect(() => db.exec("INSERT INTO t (b) VALUES ('z')")).toThrow(/readonly|query_only/i);
     } finally {
@@ -708,7 +850,8 @@ describe('SQLite allowlist on the better-sqlite3 build', () => {
     const file = new Database(path.join(dir, 'optimize.db'));
     try {
       file.exec("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT); CREATE INDEX tb ON t (b); INSERT INTO t (b) VALUES ('x'), ('y');");
-      const tables = () => (file.prepare("SELECT name FROM sqlite_schema WHERE name LIKE 'sqlite_stat%'").all() as Array<{ name: string }>).map((r) => r.name);
+      const tables = () =>
+        (file.prepare("SELECT name FROM sqlite_schema WHERE name LIKE 'sqlite_stat%'").all() as Array<{ name: string }>).map((r) => r.name);
       expect(tables()).toEqual([]);
       file.prepare('SELECT * FROM pragma_optimize').all();
       expect(tables()).toContain('sqlite_stat1');

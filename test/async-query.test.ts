@@ -21,7 +21,10 @@ const SLOW: Record<Eng, { conn: string; sql: string }> = {
   // Readers may not call pg_sleep/SLEEP (the guard's denylist): work the database instead.
   postgres: { conn: 'pg', sql: 'SELECT count(*) AS s, 42 AS answer FROM generate_series(1, 2000000)' },
   mysql: { conn: 'my', sql: 'SELECT count(*) AS s, 42 AS answer FROM seq_1_to_3000000' },
-  sqlite: { conn: 'lite', sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT count(*) AS s, 42 AS answer FROM c' },
+  sqlite: {
+    conn: 'lite',
+    sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT count(*) AS s, 42 AS answer FROM c',
+  },
 };
 
 beforeAll(async () => {
@@ -96,7 +99,11 @@ describe('async lifecycle', () => {
     const res = await submit(h.adminKey, { connectionId: 'pg', sql: 'SELECT * FROM async_no_such_table' });
     expect(res.status).toBe(202);
     const done = await settle(h.adminKey, res.body.data.queryId);
-    expect(done).toMatchObject({ status: 'failed', result: null, error: { code: 'query_failed', message: expect.stringContaining('async_no_such_table') } });
+    expect(done).toMatchObject({
+      status: 'failed',
+      result: null,
+      error: { code: 'query_failed', message: expect.stringContaining('async_no_such_table') },
+    });
     expect(done.error.details.sqlState).toBe('42P01');
     expect((await history(h.adminKey, 'async_no_such_table'))[0]).toMatchObject({ status: 'failed' });
   });
@@ -134,15 +141,22 @@ describe('cancel', () => {
     expect((await h.call('GET', `/api/query/${id}`, h.adminKey)).body.data.status).toBe('canceled');
   });
 
-  it('cancels the caller\'s own synchronous query too (found through GET /query/running)', async () => {
+  it("cancels the caller's own synchronous query too (found through GET /query/running)", async () => {
     const marker = `sync_cancel_${Date.now()}`;
-    const pending = h.call('POST', '/api/query', h.readerKey, { connectionId: 'pg', sql: `SELECT count(*) /* ${marker} */ FROM generate_series(1, 1000000000)` });
+    const pending = h.call('POST', '/api/query', h.readerKey, {
+      connectionId: 'pg',
+      sql: `SELECT count(*) /* ${marker} */ FROM generate_series(1, 1000000000)`,
+    });
     let id: string | undefined;
-    await until('the query among the running ones', async () => {
-      const list = await h.call('GET', '/api/query/running', h.readerKey);
-      id = list.body.data.queries.find((q: any) => q.sql.includes(marker))?.queryId;
-      return id !== undefined;
-    }, 2_000);
+    await until(
+      'the query among the running ones',
+      async () => {
+        const list = await h.call('GET', '/api/query/running', h.readerKey);
+        id = list.body.data.queries.find((q: any) => q.sql.includes(marker))?.queryId;
+        return id !== undefined;
+      },
+      2_000,
+    );
     expect((await h.call('GET', `/api/query/${id}`, h.readerKey)).body.data.status).toBe('running');
     const cancel = await h.call('POST', `/api/query/${id}/cancel`, h.readerKey);
     expect(cancel.body.data).toMatchObject({ queryId: id, status: 'canceled' });
@@ -152,7 +166,7 @@ describe('cancel', () => {
 });
 
 describe('ownership and routes', () => {
-  it('someone else\'s query is 404 for GET and cancel (admins included), and keeps running', async () => {
+  it("someone else's query is 404 for GET and cancel (admins included), and keeps running", async () => {
     const marker = `async_owner_${Date.now()}`;
     const res = await submit(h.readerKey, { connectionId: 'pg', sql: `SELECT count(*) /* ${marker} */ FROM generate_series(1, 5000000)` });
     const id = res.body.data.queryId;
@@ -171,9 +185,12 @@ describe('ownership and routes', () => {
     expect(await settle(h.readerKey, id)).toMatchObject({ status: 'succeeded' });
   });
 
-  it('a reader\'s running list holds their own queries only', async () => {
+  it("a reader's running list holds their own queries only", async () => {
     const marker = `async_list_${Date.now()}`;
-    const mine = await submit(h.readerKey, { connectionId: 'pg', sql: `SELECT count(*) /* ${marker} r */ FROM generate_series(1, 5000000)` });
+    const mine = await submit(h.readerKey, {
+      connectionId: 'pg',
+      sql: `SELECT count(*) /* ${marker} r */ FROM generate_series(1, 5000000)`,
+    });
     const admins = await submit(h.adminKey, { connectionId: 'pg', sql: `SELECT pg_sleep(0.5) /* ${marker} a */` });
     const list = (await h.call('GET', '/api/query/running', h.readerKey)).body.data.queries.map((q: any) => q.queryId);
     expect(list).toContain(mine.body.data.queryId);
@@ -204,7 +221,11 @@ describe('retention', () => {
       await short.call('POST', '/api/connections', short.adminKey, { name: 'pg', url: PG_URL });
       const res = await short.call('POST', '/api/query', short.adminKey, { connectionId: 'pg', sql: 'SELECT 1', async: true });
       const id = res.body.data.queryId;
-      await until('the query to succeed', async () => (await short.call('GET', `/api/query/${id}`, short.adminKey)).body.data?.status === 'succeeded', 2_000);
+      await until(
+        'the query to succeed',
+        async () => (await short.call('GET', `/api/query/${id}`, short.adminKey)).body.data?.status === 'succeeded',
+        2_000,
+      );
       // Expiry is read from Date.now(): the clock moves past the TTL instead of the test waiting it out.
       vi.useFakeTimers({ toFake: ['Date'] });
       try {
@@ -222,7 +243,14 @@ describe('retention', () => {
     const principal = await authenticateKey(h.svc.db, h.adminKey);
     const store = new AsyncQueries({ ttlSeconds: 60, budgetBytes: 2_000 });
     const svc = { ...h.svc, asyncQueries: store };
-    const input = (n: number) => ({ connectionId: 'pg', sql: `SELECT repeat('x', 600) AS v, ${n} AS n`, params: [], maxRows: 10, timeoutMs: 5_000, rowFormat: 'arrays' as const });
+    const input = (n: number) => ({
+      connectionId: 'pg',
+      sql: `SELECT repeat('x', 600) AS v, ${n} AS n`,
+      params: [],
+      maxRows: 10,
+      timeoutMs: 5_000,
+      rowFormat: 'arrays' as const,
+    });
     const ids: string[] = [];
     for (let n = 0; n < 4; n++) {
       const { queryId } = await store.start(svc, principal, input(n));

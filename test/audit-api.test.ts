@@ -7,7 +7,8 @@ import { listApiKeys } from '../src/workspaces/api-keys.ts';
 import { createHarness, createPgStoreHarness, type Harness } from './support/harness.ts';
 
 const SECRETS = ['Api-Pass-1', 'Api-ReadPass-1', 'Api-Pass-2', 'Api-ReadPass-2', 'AuditKeyMaterial', 'Bastion-Pw-1'];
-const SSH_KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nAuditKeyMaterialb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n';
+const SSH_KEY =
+  '-----BEGIN OPENSSH PRIVATE KEY-----\nAuditKeyMaterialb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n';
 const HOST_KEY = `SHA256:${'A'.repeat(43)}`;
 
 let h: Harness;
@@ -55,14 +56,28 @@ describe('connection changes over the API', () => {
     const res = await audit(`?targetId=${id}`);
     expect(res.status).toBe(200);
     const entries = res.body.data.entries;
-    expect(entries.map((e: any) => e.action)).toEqual(['connection.deleted', 'connection.updated', 'connection.updated', 'connection.created']);
+    expect(entries.map((e: any) => e.action)).toEqual([
+      'connection.deleted',
+      'connection.updated',
+      'connection.updated',
+      'connection.created',
+    ]);
     for (const e of entries) {
       expect(e.actor).toEqual({ userId: adminUserId, email: 'admin@acme.test', keyId: adminKeyId });
       expect(e.target).toEqual({ type: 'connection', id, name: 'secretive' });
       expect(e).toMatchObject({ ip: '127.0.0.1', source: 'api' });
     }
     const [deleted, secondUpdate, firstUpdate, createdEntry] = entries;
-    expect(createdEntry.changes).toMatchObject({ engine: 'postgres', host: '127.0.0.1', port: 5432, database: 'test', user: 'postgres', readUser: 'postgres', password: 'set', readPassword: 'set' });
+    expect(createdEntry.changes).toMatchObject({
+      engine: 'postgres',
+      host: '127.0.0.1',
+      port: 5432,
+      database: 'test',
+      user: 'postgres',
+      readUser: 'postgres',
+      password: 'set',
+      readPassword: 'set',
+    });
     expect(firstUpdate.changes).toEqual({
       host: { from: '127.0.0.1', to: 'localhost' },
       ssh: { from: null, to: { host: '127.0.0.1', port: 1, user: 'jump', hostKey: HOST_KEY } },
@@ -140,7 +155,10 @@ describe('on a PostgreSQL store', () => {
   });
 
   it('records and lists an API change', async () => {
-    const created = await pgh.call('POST', '/api/connections', pgh.adminKey, { name: 'pgstore', url: 'postgres://postgres:Pg-Store-Pw@127.0.0.1:5432/test' });
+    const created = await pgh.call('POST', '/api/connections', pgh.adminKey, {
+      name: 'pgstore',
+      url: 'postgres://postgres:Pg-Store-Pw@127.0.0.1:5432/test',
+    });
     expect(created.status).toBe(201);
     const res = await pgh.call('GET', '/api/audit?action=connection.created', pgh.adminKey);
     expect(res.status).toBe(200);

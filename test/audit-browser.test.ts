@@ -27,10 +27,19 @@ beforeAll(async () => {
   const principal = { user: { id: admin.id, email: admin.email }, apiKey: null };
   // Older history, enough for a second page.
   for (let i = 0; i < 55; i++) {
-    await appendAudit(h.svc.db, { workspaceId: ws.id, actor: actorOf(principal, '192.0.2.10', 'ui'), action: 'session.signed_in', target: { type: 'user', id: admin.id, name: admin.email } });
+    await appendAudit(h.svc.db, {
+      workspaceId: ws.id,
+      actor: actorOf(principal, '192.0.2.10', 'ui'),
+      action: 'session.signed_in',
+      target: { type: 'user', id: admin.id, name: admin.email },
+    });
   }
   // Then changes through the real doors.
-  await h.call('POST', '/api/connections', h.adminKey, { name: 'warehouse', url: 'postgres://analyst:never-shown@127.0.0.1:5432/test', readOnly: true });
+  await h.call('POST', '/api/connections', h.adminKey, {
+    name: 'warehouse',
+    url: 'postgres://analyst:never-shown@127.0.0.1:5432/test',
+    readOnly: true,
+  });
   await h.call('PATCH', '/api/connections/warehouse', h.adminKey, { maxConnections: 4 });
   await setUserRole(h.svc.db, 'default', READER.email, 'admin', actorOf(principal, '192.0.2.10', 'ui'));
   await setUserRole(h.svc.db, 'default', READER.email, 'read_only', actorOf(principal, '192.0.2.10', 'ui'));

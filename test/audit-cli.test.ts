@@ -11,7 +11,8 @@ import { createHarness, type Harness } from './support/harness.ts';
 import { runDbq } from './support/cli.ts';
 
 const OPERATOR = `local:${os.userInfo().username}`;
-const SSH_KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nCliKeyMaterialb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n';
+const SSH_KEY =
+  '-----BEGIN OPENSSH PRIVATE KEY-----\nCliKeyMaterialb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n';
 const SECRETS = ['Cli-Pass-1', 'Cli-Pass-2', 'Cli-ReadPass-1', 'CliKeyMaterial', 'Cli-User-Pw'];
 
 let h: Harness;
@@ -35,29 +36,77 @@ describe('changes made with the CLI', () => {
   it('records user, plan and connection changes as the local operator, with source cli and no secret', async () => {
     const keyFile = path.join(h.dataDir, 'bastion_key');
     fs.writeFileSync(keyFile, SSH_KEY, { mode: 0o600 });
-    const made = await json('user', 'create', '--workspace', 'default', '--email', 'cli-made@acme.test', '--role', 'read_only', '--password', 'Cli-User-Pw');
+    const made = await json(
+      'user',
+      'create',
+      '--workspace',
+      'default',
+      '--email',
+      'cli-made@acme.test',
+      '--role',
+      'read_only',
+      '--password',
+      'Cli-User-Pw',
+    );
     await json('user', 'set-role', '--workspace', 'default', '--email', 'cli-made@acme.test', '--role', 'admin');
     await json('user', 'disable', '--workspace', 'default', '--email', 'cli-made@acme.test');
     await json('user', 'enable', '--workspace', 'default', '--email', 'cli-made@acme.test');
     await json('workspace', 'set-plan', 'default', 'professional');
     const added = await json(
-      'connection', 'add', '--workspace', 'default', '--name', 'clidb',
-      '--url', 'postgres://postgres:Cli-Pass-1@127.0.0.1:5432/test',
-      '--read-url', 'postgres://postgres:Cli-ReadPass-1@127.0.0.1:5432/test',
-      '--ssh-host', '127.0.0.1', '--ssh-port', '1', '--ssh-user', 'jump', '--ssh-key-file', keyFile, '--ssh-host-key', `SHA256:${'B'.repeat(43)}`,
+      'connection',
+      'add',
+      '--workspace',
+      'default',
+      '--name',
+      'clidb',
+      '--url',
+      'postgres://postgres:Cli-Pass-1@127.0.0.1:5432/test',
+      '--read-url',
+      'postgres://postgres:Cli-ReadPass-1@127.0.0.1:5432/test',
+      '--ssh-host',
+      '127.0.0.1',
+      '--ssh-port',
+      '1',
+      '--ssh-user',
+      'jump',
+      '--ssh-key-file',
+      keyFile,
+      '--ssh-host-key',
+      `SHA256:${'B'.repeat(43)}`,
     );
     const connId = added.connection.id;
     const key = await json('key', 'create', '--workspace', 'default', '--user', 'cli-made@acme.test', '--name', 'cli-key', '--read-only');
     await json('key', 'revoke', '--workspace', 'default', key.apiKey.id);
-    await json('connection', 'update', '--workspace', 'default', '--connection', 'clidb', '--url', 'postgres://postgres:Cli-Pass-2@127.0.0.1:5432/test', '--read-only');
+    await json(
+      'connection',
+      'update',
+      '--workspace',
+      'default',
+      '--connection',
+      'clidb',
+      '--url',
+      'postgres://postgres:Cli-Pass-2@127.0.0.1:5432/test',
+      '--read-only',
+    );
     await json('connection', 'set-reader', '--workspace', 'default', '--connection', 'clidb', '--remove');
     await json('connection', 'remove', '--workspace', 'default', '--connection', 'clidb');
 
     const page = await json('audit', 'list', '--workspace', 'default', '--actor', OPERATOR, '--limit', '200');
-    const mine = page.entries.filter((e: any) => [made.user.id, connId, key.apiKey.id].includes(e.target.id) || e.action === 'workspace.plan_changed');
+    const mine = page.entries.filter(
+      (e: any) => [made.user.id, connId, key.apiKey.id].includes(e.target.id) || e.action === 'workspace.plan_changed',
+    );
     expect(mine.map((e: any) => e.action).reverse()).toEqual([
-      'user.created', 'user.role_changed', 'user.disabled', 'user.enabled', 'workspace.plan_changed',
-      'connection.created', 'key.created', 'key.revoked', 'connection.updated', 'connection.updated', 'connection.deleted',
+      'user.created',
+      'user.role_changed',
+      'user.disabled',
+      'user.enabled',
+      'workspace.plan_changed',
+      'connection.created',
+      'key.created',
+      'key.revoked',
+      'connection.updated',
+      'connection.updated',
+      'connection.deleted',
     ]);
     expect(JSON.stringify(page)).not.toContain(key.secret);
     for (const e of mine) {
@@ -67,8 +116,17 @@ describe('changes made with the CLI', () => {
     const by = (action: string) => mine.filter((e: any) => e.action === action);
     expect(by('user.created')[0].target).toEqual({ type: 'user', id: made.user.id, name: 'cli-made@acme.test' });
     expect(by('user.role_changed')[0].changes).toEqual({ role: { from: 'read_only', to: 'admin' } });
-    expect(by('workspace.plan_changed')[0]).toMatchObject({ target: { type: 'workspace', name: 'default' }, changes: { plan: { from: 'enterprise', to: 'professional' } } });
-    expect(by('connection.created')[0].changes).toMatchObject({ host: '127.0.0.1', readUser: 'postgres', password: 'set', readPassword: 'set', sshPrivateKey: 'set' });
+    expect(by('workspace.plan_changed')[0]).toMatchObject({
+      target: { type: 'workspace', name: 'default' },
+      changes: { plan: { from: 'enterprise', to: 'professional' } },
+    });
+    expect(by('connection.created')[0].changes).toMatchObject({
+      host: '127.0.0.1',
+      readUser: 'postgres',
+      password: 'set',
+      readPassword: 'set',
+      sshPrivateKey: 'set',
+    });
     const [reader, update] = by('connection.updated');
     expect(update.changes).toEqual({ readOnly: { from: false, to: true }, password: 'changed' });
     expect(reader.changes).toEqual({ readUser: { from: 'postgres', to: null }, readPassword: 'removed' });
@@ -85,7 +143,9 @@ describe('dbq audit list', () => {
     expect(human.code, human.stderr).toBe(0);
     const lines = human.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT\S+\tuser\.role_changed\tlocal:\S+\tuser cli-made@acme\.test \(usr_\w+\)\tcli\t\{"role":\{"from":"read_only","to":"admin"\}\}$/);
+    expect(lines[0]).toMatch(
+      /^\d{4}-\d\d-\d\dT\S+\tuser\.role_changed\tlocal:\S+\tuser cli-made@acme\.test \(usr_\w+\)\tcli\t\{"role":\{"from":"read_only","to":"admin"\}\}$/,
+    );
 
     const byTarget = await json('audit', 'list', '--workspace', 'default', '--target', 'cli-made@acme.test');
     expect(byTarget.entries.map((e: any) => e.action)).toEqual(['user.enabled', 'user.disabled', 'user.role_changed', 'user.created']);

@@ -27,14 +27,21 @@ const secretBox = createSecretBox(Buffer.alloc(32, 9));
 const ACTOR: Actor = { userId: 'usr_actor', email: 'boss@audit.test', keyId: 'key_actor', ip: '10.1.2.3', source: 'api' };
 
 function principalOf(ws: Workspace, role: 'admin' | 'read_only'): Principal {
-  return { workspace: { id: ws.id, slug: ws.slug, plan: ws.plan }, user: { id: 'usr_x', email: 'x@audit.test', role, accountRole: role }, apiKey: null };
+  return {
+    workspace: { id: ws.id, slug: ws.slug, plan: ws.plan },
+    user: { id: 'usr_x', email: 'x@audit.test', role, accountRole: role },
+    apiKey: null,
+  };
 }
 
 const q = (input: Record<string, unknown> = {}) => auditQuerySchema.parse(input);
 
 /** An entry id made `daysAgo` days ago (ids start with their time, src/ids.ts). */
 function idDaysAgo(daysAgo: number): string {
-  return `${firstIdAt('aud', Date.now() - daysAgo * 86_400_000)}${randomBytes(10).toString('hex').replace(/[^0-9a-z]/g, '0').slice(0, 16)}`;
+  return `${firstIdAt('aud', Date.now() - daysAgo * 86_400_000)}${randomBytes(10)
+    .toString('hex')
+    .replace(/[^0-9a-z]/g, '0')
+    .slice(0, 16)}`;
 }
 
 for (const backend of ['sqlite', 'postgres'] as const) {
@@ -62,7 +69,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
 
     it('records user, plan and connection changes with actor, target and changes, and nothing for a no-op', async () => {
-      const u = await createUser(store.db, { workspace: 'audited', email: 'New@Audit.test', role: 'read_only', password: 'a long password' }, ACTOR);
+      const u = await createUser(
+        store.db,
+        { workspace: 'audited', email: 'New@Audit.test', role: 'read_only', password: 'a long password' },
+        ACTOR,
+      );
       await setUserRole(store.db, 'audited', u.email, 'admin', ACTOR);
       await setUserRole(store.db, 'audited', u.email, 'admin', ACTOR); // unchanged: no entry
       await setUserDisabled(store.db, 'audited', u.email, true, ACTOR);
@@ -79,8 +90,14 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const { entries } = await listAudit(store.db, admin, q());
       const actions = entries.map((e) => e.action).reverse();
       expect(actions).toEqual([
-        'user.created', 'user.role_changed', 'user.disabled', 'user.enabled', 'workspace.plan_changed',
-        'connection.created', 'connection.updated', 'connection.deleted',
+        'user.created',
+        'user.role_changed',
+        'user.disabled',
+        'user.enabled',
+        'workspace.plan_changed',
+        'connection.created',
+        'connection.updated',
+        'connection.deleted',
       ]);
       for (const e of entries) {
         expect(e.actor).toEqual({ userId: 'usr_actor', email: 'boss@audit.test', keyId: 'key_actor' });
@@ -89,11 +106,20 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         expect(Date.parse(e.createdAt)).toBeGreaterThan(Date.now() - 60_000);
       }
       const by = (a: string) => entries.find((e) => e.action === a)!;
-      expect(by('user.created')).toMatchObject({ target: { type: 'user', id: u.id, name: 'new@audit.test' }, changes: { role: 'read_only' } });
+      expect(by('user.created')).toMatchObject({
+        target: { type: 'user', id: u.id, name: 'new@audit.test' },
+        changes: { role: 'read_only' },
+      });
       expect(by('user.role_changed').changes).toEqual({ role: { from: 'read_only', to: 'admin' } });
       expect(by('user.disabled')).toMatchObject({ target: { type: 'user', id: u.id }, changes: null });
-      expect(by('workspace.plan_changed')).toMatchObject({ target: { type: 'workspace', id: ws.id, name: 'audited' }, changes: { plan: { from: 'free', to: 'professional' } } });
-      expect(by('connection.created')).toMatchObject({ target: { type: 'connection', id: c.id, name: 'wh' }, changes: { host: 'db.internal', user: 'analyst', password: 'set' } });
+      expect(by('workspace.plan_changed')).toMatchObject({
+        target: { type: 'workspace', id: ws.id, name: 'audited' },
+        changes: { plan: { from: 'free', to: 'professional' } },
+      });
+      expect(by('connection.created')).toMatchObject({
+        target: { type: 'connection', id: c.id, name: 'wh' },
+        changes: { host: 'db.internal', user: 'analyst', password: 'set' },
+      });
       expect(by('connection.updated').changes).toEqual({
         host: { from: 'db.internal', to: 'db2.internal' },
         readOnly: { from: false, to: true },
@@ -108,16 +134,31 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
 
     it('shows only its own workspace', async () => {
-      const other = principalOf({ ...ws, id: (await store.db.selectFrom('workspaces').select('id').where('slug', '=', 'elsewhere').executeTakeFirstOrThrow()).id, slug: 'elsewhere' }, 'admin');
+      const other = principalOf(
+        {
+          ...ws,
+          id: (await store.db.selectFrom('workspaces').select('id').where('slug', '=', 'elsewhere').executeTakeFirstOrThrow()).id,
+          slug: 'elsewhere',
+        },
+        'admin',
+      );
       expect((await listAudit(store.db, other, q())).entries).toEqual([]);
     });
 
     it('pages newest first by keyset, with no skips or repeats while entries are added', async () => {
       const pager = await createWorkspace(store.db, { slug: `pager-${backend}`, plan: 'free' });
       const p = principalOf(pager, 'admin');
-      const add = (i: number) => appendAudit(store.db, { workspaceId: pager.id, actor: ACTOR, action: 'tool.created', target: { type: 'tool', id: `t${i}`, name: `tool_${i}` } });
+      const add = (i: number) =>
+        appendAudit(store.db, {
+          workspaceId: pager.id,
+          actor: ACTOR,
+          action: 'tool.created',
+          target: { type: 'tool', id: `t${i}`, name: `tool_${i}` },
+        });
       for (let i = 0; i < 45; i++) await add(i);
-      const before = (await store.db.selectFrom('audit_log').select('id').where('workspace_id', '=', pager.id).orderBy('id', 'desc').execute()).map((r) => r.id);
+      const before = (
+        await store.db.selectFrom('audit_log').select('id').where('workspace_id', '=', pager.id).orderBy('id', 'desc').execute()
+      ).map((r) => r.id);
       const seen: string[] = [];
       let cursor: string | undefined;
       let extra = 100;
@@ -141,9 +182,24 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const p = principalOf(f, 'admin');
       const cli = cliActor();
       const other: Actor = { userId: 'usr_other', email: 'other@audit.test', keyId: null, ip: null, source: 'ui' };
-      await appendAudit(store.db, { workspaceId: f.id, actor: ACTOR, action: 'key.created', target: { type: 'key', id: 'key_1', name: 'ci' } });
-      await appendAudit(store.db, { workspaceId: f.id, actor: other, action: 'tool.deleted', target: { type: 'tool', id: 'tool_9', name: 'orders' } });
-      await appendAudit(store.db, { workspaceId: f.id, actor: cli, action: 'workspace.plan_changed', target: { type: 'workspace', id: f.id, name: f.slug } });
+      await appendAudit(store.db, {
+        workspaceId: f.id,
+        actor: ACTOR,
+        action: 'key.created',
+        target: { type: 'key', id: 'key_1', name: 'ci' },
+      });
+      await appendAudit(store.db, {
+        workspaceId: f.id,
+        actor: other,
+        action: 'tool.deleted',
+        target: { type: 'tool', id: 'tool_9', name: 'orders' },
+      });
+      await appendAudit(store.db, {
+        workspaceId: f.id,
+        actor: cli,
+        action: 'workspace.plan_changed',
+        target: { type: 'workspace', id: f.id, name: f.slug },
+      });
       const names = async (input: Record<string, unknown>) => (await listAudit(store.db, p, q(input))).entries.map((e) => e.action);
       expect(await names({ action: 'tool.deleted' })).toEqual(['tool.deleted']);
       expect(await names({ actorId: 'usr_actor' })).toEqual(['key.created']);
@@ -172,21 +228,46 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('is append-only in the store itself: an UPDATE is refused and the entry stays as written', async () => {
       const a = await createWorkspace(store.db, { slug: `append-only-${backend}`, plan: 'free' });
-      await appendAudit(store.db, { workspaceId: a.id, actor: ACTOR, action: 'key.revoked', target: { type: 'key', id: 'key_x', name: 'ci' } });
+      await appendAudit(store.db, {
+        workspaceId: a.id,
+        actor: ACTOR,
+        action: 'key.revoked',
+        target: { type: 'key', id: 'key_x', name: 'ci' },
+      });
       const before = await store.db.selectFrom('audit_log').selectAll().where('workspace_id', '=', a.id).execute();
-      await expect(store.db.updateTable('audit_log').set({ action: 'key.created', actor_email: 'someone-else' }).where('workspace_id', '=', a.id).execute()).rejects.toThrow(/append-only/);
+      await expect(
+        store.db
+          .updateTable('audit_log')
+          .set({ action: 'key.created', actor_email: 'someone-else' })
+          .where('workspace_id', '=', a.id)
+          .execute(),
+      ).rejects.toThrow(/append-only/);
       expect(await store.db.selectFrom('audit_log').selectAll().where('workspace_id', '=', a.id).execute()).toEqual(before);
     });
 
     it('retention removes only entries older than the given days, in batches', async () => {
       const r = await createWorkspace(store.db, { slug: `retention-${backend}`, plan: 'free' });
       const row = (id: string) => ({
-        id, workspace_id: r.id, action: 'key.created', actor_user_id: null, actor_email: 'dbq', actor_key_id: null,
-        target_type: 'key', target_id: id, target_name: null, changes: null, ip: null, source: 'api' as const, created_at: new Date().toISOString(),
+        id,
+        workspace_id: r.id,
+        action: 'key.created',
+        actor_user_id: null,
+        actor_email: 'dbq',
+        actor_key_id: null,
+        target_type: 'key',
+        target_id: id,
+        target_name: null,
+        changes: null,
+        ip: null,
+        source: 'api' as const,
+        created_at: new Date().toISOString(),
       });
       const old = [idDaysAgo(400), idDaysAgo(366), idDaysAgo(365.01), idDaysAgo(3000), idDaysAgo(500)];
       const kept = [idDaysAgo(364.9), idDaysAgo(10)];
-      await store.db.insertInto('audit_log').values([...old, ...kept].map(row)).execute();
+      await store.db
+        .insertInto('audit_log')
+        .values([...old, ...kept].map(row))
+        .execute();
       expect(await pruneAudit(store.db, 365, 2)).toBeGreaterThanOrEqual(old.length);
       const left = (await store.db.selectFrom('audit_log').select('id').where('workspace_id', '=', r.id).execute()).map((x) => x.id).sort();
       expect(left).toEqual([...kept].sort());
@@ -201,16 +282,33 @@ describe('DBQ_AUDIT_DAYS', () => {
     const h = await createHarness({ DBQ_AUDIT_DAYS: '30' });
     const ws = (await h.svc.db.selectFrom('workspaces').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow()).id;
     const row = (id: string) => ({
-      id, workspace_id: ws, action: 'key.revoked', actor_user_id: null, actor_email: 'dbq', actor_key_id: null,
-      target_type: 'key', target_id: id, target_name: null, changes: null, ip: null, source: 'cli' as const, created_at: new Date().toISOString(),
+      id,
+      workspace_id: ws,
+      action: 'key.revoked',
+      actor_user_id: null,
+      actor_email: 'dbq',
+      actor_key_id: null,
+      target_type: 'key',
+      target_id: id,
+      target_name: null,
+      changes: null,
+      ip: null,
+      source: 'cli' as const,
+      created_at: new Date().toISOString(),
     });
     const old = idDaysAgo(31);
     const young = idDaysAgo(29);
-    await h.svc.db.insertInto('audit_log').values([row(old), row(young)]).execute();
+    await h.svc.db
+      .insertInto('audit_log')
+      .values([row(old), row(young)])
+      .execute();
     const server = await startServer(h.svc, h.app, { host: '127.0.0.1', port: 0 });
     try {
       await expect
-        .poll(async () => (await h.svc.db.selectFrom('audit_log').select('id').where('id', 'in', [old, young]).execute()).map((r) => r.id), { timeout: 10_000 })
+        .poll(
+          async () => (await h.svc.db.selectFrom('audit_log').select('id').where('id', 'in', [old, young]).execute()).map((r) => r.id),
+          { timeout: 10_000 },
+        )
         .toEqual([young]);
     } finally {
       // shutdown() closes the services too: the harness's close() would close them twice.

@@ -69,7 +69,11 @@ async function entries(query = '', workspace = 'default'): Promise<any[]> {
 
 beforeAll(async () => {
   h = await createHarness();
-  await h.svc.db.updateTable('users').set({ password_hash: await hashPassword(READER.password) }).where('email', '=', READER.email).execute();
+  await h.svc.db
+    .updateTable('users')
+    .set({ password_hash: await hashPassword(READER.password) })
+    .where('email', '=', READER.email)
+    .execute();
   adminId = (await h.svc.db.selectFrom('users').select('id').where('email', '=', ADMIN.email).executeTakeFirstOrThrow()).id;
 });
 afterAll(async () => {
@@ -81,13 +85,23 @@ describe('sign-in and setup', () => {
     await signIn(ADMIN);
     const [e] = await entries('session.signed_in');
     expect(e).toMatchObject({
-      actor_user_id: adminId, actor_email: ADMIN.email, actor_key_id: null, ip: IP, source: 'ui',
-      target_type: 'user', target_id: adminId, target_name: ADMIN.email, changes: null,
+      actor_user_id: adminId,
+      actor_email: ADMIN.email,
+      actor_key_id: null,
+      ip: IP,
+      source: 'ui',
+      target_type: 'user',
+      target_id: adminId,
+      target_name: ADMIN.email,
+      changes: null,
     });
   });
 
   it('records session.sign_in_failed with the email tried (known or not) and never the password', async () => {
-    for (const tried of [{ email: ADMIN.email, password: 'Wrong-Guess-1' }, { email: 'Nobody@Acme.test', password: 'Wrong-Guess-2' }]) {
+    for (const tried of [
+      { email: ADMIN.email, password: 'Wrong-Guess-1' },
+      { email: 'Nobody@Acme.test', password: 'Wrong-Guess-2' },
+    ]) {
       const res = await req('POST', '/ui/api/login', { body: tried });
       expect(res.status).toBe(401);
     }
@@ -111,9 +125,25 @@ describe('sign-in and setup', () => {
     const list = await entries('', 'fresh');
     expect(list.map((e) => e.action)).toEqual(['setup.used', 'user.created']);
     const [used, created] = list;
-    expect(created).toMatchObject({ actor_user_id: null, actor_email: 'first@fresh.test', ip: IP, source: 'ui', target_type: 'user', target_id: userId, target_name: 'first@fresh.test' });
+    expect(created).toMatchObject({
+      actor_user_id: null,
+      actor_email: 'first@fresh.test',
+      ip: IP,
+      source: 'ui',
+      target_type: 'user',
+      target_id: userId,
+      target_name: 'first@fresh.test',
+    });
     expect(JSON.parse(created.changes)).toEqual({ role: 'admin' });
-    expect(used).toMatchObject({ actor_user_id: userId, actor_email: 'first@fresh.test', ip: IP, source: 'ui', target_type: 'workspace', target_id: ws.id, target_name: 'fresh' });
+    expect(used).toMatchObject({
+      actor_user_id: userId,
+      actor_email: 'first@fresh.test',
+      ip: IP,
+      source: 'ui',
+      target_type: 'workspace',
+      target_id: ws.id,
+      target_name: 'fresh',
+    });
     expect(JSON.stringify(list)).not.toContain(token);
     expect(JSON.stringify(list)).not.toContain('first admin pw');
   });
@@ -122,7 +152,10 @@ describe('sign-in and setup', () => {
 describe('users and connections changed from the web app', () => {
   it('records user.created, user.role_changed, user.disabled and user.enabled by the signed-in admin', async () => {
     const s = await signIn(ADMIN);
-    const created = await req('POST', '/ui/api/users', { ...s, body: { email: 'web-made@acme.test', role: 'read_only', password: 'Web-User-Pw-1' } });
+    const created = await req('POST', '/ui/api/users', {
+      ...s,
+      body: { email: 'web-made@acme.test', role: 'read_only', password: 'Web-User-Pw-1' },
+    });
     expect(created.status).toBe(201);
     const id = created.body.data.user.id;
     expect((await req('PATCH', `/ui/api/users/${id}`, { ...s, body: { role: 'admin' } })).status).toBe(200);
@@ -131,7 +164,15 @@ describe('users and connections changed from the web app', () => {
     const list = (await entries()).filter((e) => e.target_id === id);
     expect(list.map((e) => e.action)).toEqual(['user.enabled', 'user.disabled', 'user.role_changed', 'user.created']);
     for (const e of list) {
-      expect(e).toMatchObject({ actor_user_id: adminId, actor_email: ADMIN.email, actor_key_id: null, ip: IP, source: 'ui', target_type: 'user', target_name: 'web-made@acme.test' });
+      expect(e).toMatchObject({
+        actor_user_id: adminId,
+        actor_email: ADMIN.email,
+        actor_key_id: null,
+        ip: IP,
+        source: 'ui',
+        target_type: 'user',
+        target_name: 'web-made@acme.test',
+      });
     }
     expect(JSON.parse(list[2].changes)).toEqual({ role: { from: 'read_only', to: 'admin' } });
     expect(JSON.stringify(list)).not.toContain('Web-User-Pw-1');
@@ -147,7 +188,8 @@ describe('users and connections changed from the web app', () => {
     expect((await req('DELETE', `/ui/api/connections/${id}`, s)).status).toBe(200);
     const list = (await entries()).filter((e) => e.target_id === id);
     expect(list.map((e) => e.action)).toEqual(['connection.deleted', 'connection.updated', 'connection.created']);
-    for (const e of list) expect(e).toMatchObject({ actor_user_id: adminId, actor_key_id: null, ip: IP, source: 'ui', target_type: 'connection' });
+    for (const e of list)
+      expect(e).toMatchObject({ actor_user_id: adminId, actor_key_id: null, ip: IP, source: 'ui', target_type: 'connection' });
     expect(JSON.parse(list[1].changes)).toEqual({ name: { from: 'webconn', to: 'webconn2' }, readOnly: { from: false, to: true } });
     expect(list[0].target_name).toBe('webconn2');
   });
@@ -163,7 +205,15 @@ describe('the audit page and /ui/api/audit', () => {
     const [created] = (await entries('key.created')).filter((e) => e.target_id === apiKey.id);
     const [revoked] = (await entries('key.revoked')).filter((e) => e.target_id === apiKey.id);
     for (const e of [created, revoked]) {
-      expect(e).toMatchObject({ actor_user_id: adminId, actor_email: ADMIN.email, actor_key_id: null, ip: IP, source: 'ui', target_type: 'key', target_name: 'page-key' });
+      expect(e).toMatchObject({
+        actor_user_id: adminId,
+        actor_email: ADMIN.email,
+        actor_key_id: null,
+        ip: IP,
+        source: 'ui',
+        target_type: 'key',
+        target_name: 'page-key',
+      });
     }
     expect(JSON.parse(created.changes!)).toMatchObject({ scope: { readOnly: true }, expiresAt: apiKey.expiresAt });
     expect(JSON.stringify(await h.svc.db.selectFrom('audit_log').selectAll().execute())).not.toContain(secret);
@@ -180,7 +230,12 @@ describe('the audit page and /ui/api/audit', () => {
     expect(new Set(ids).size).toBe(6);
     const failed = await req('GET', '/ui/api/audit?action=session.sign_in_failed&actorId=nobody@acme.test', s);
     expect(failed.body.data.entries).toHaveLength(1);
-    expect(failed.body.data.entries[0]).toMatchObject({ action: 'session.sign_in_failed', actor: { userId: null, email: 'nobody@acme.test', keyId: null }, source: 'ui', ip: IP });
+    expect(failed.body.data.entries[0]).toMatchObject({
+      action: 'session.sign_in_failed',
+      actor: { userId: null, email: 'nobody@acme.test', keyId: null },
+      source: 'ui',
+      ip: IP,
+    });
     expect((await req('GET', '/ui/api/audit?limit=999', s)).status).toBe(400);
   });
 

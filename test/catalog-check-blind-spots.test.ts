@@ -17,7 +17,9 @@ import { until } from './support/wait.ts';
 const IN_PLACE = ['relpages', 'reltuples', 'relallvisible', 'relfrozenxid', 'relminmxid', 'relhasindex', 'relhasrules', 'relhastriggers'];
 
 /** The load's SQL: the files beside the cache that read the catalog. */
-const LOAD_SOURCES = ['src/engines/postgres/postgres-catalog.ts', 'src/engines/postgres/postgres-catalog-rows.ts'].filter((f) => fs.existsSync(f));
+const LOAD_SOURCES = ['src/engines/postgres/postgres-catalog.ts', 'src/engines/postgres/postgres-catalog-rows.ts'].filter((f) =>
+  fs.existsSync(f),
+);
 
 let db: { url: string; drop(): Promise<void> };
 let admin: pg.Client;
@@ -47,7 +49,9 @@ async function tuples(c: pg.Client): Promise<Map<string, Record<string, unknown>
 describe('catalog change check: its blind spots are the documented ones', () => {
   it('watches every catalog the load reads', async () => {
     const catalogs = new Set(
-      (await admin.query("SELECT relname FROM pg_class WHERE relnamespace = 'pg_catalog'::regnamespace AND relkind = 'r'")).rows.map((r) => String(r.relname)),
+      (await admin.query("SELECT relname FROM pg_class WHERE relnamespace = 'pg_catalog'::regnamespace AND relkind = 'r'")).rows.map((r) =>
+        String(r.relname),
+      ),
     );
     expect(LOAD_SOURCES.length).toBeGreaterThan(0);
     const read = new Set<string>();
@@ -85,7 +89,12 @@ describe('catalog change check: its blind spots are the documented ones', () => 
     const cic = admin.query('CREATE INDEX CONCURRENTLY w_a ON w (a)');
     const other = new pg.Client({ connectionString: db.url });
     await other.connect();
-    await until('the index row of CREATE INDEX CONCURRENTLY', async () => Boolean((await other.query("SELECT 1 FROM pg_class WHERE relname = 'w_a'")).rowCount), 5_000, 50);
+    await until(
+      'the index row of CREATE INDEX CONCURRENTLY',
+      async () => Boolean((await other.query("SELECT 1 FROM pg_class WHERE relname = 'w_a'")).rowCount),
+      5_000,
+      50,
+    );
     // `admin` is busy with the CREATE INDEX.
     const before = await tuples(other);
     await blocker.query('COMMIT');
@@ -124,11 +133,14 @@ describe('catalog change check: its blind spots are the documented ones', () => 
     expect([...changed].filter((c) => !IN_PLACE.includes(c))).toEqual([]);
     for (const file of LOAD_SOURCES) {
       const text = fs.readFileSync(file, 'utf8');
-      expect(IN_PLACE.filter((c) => new RegExp(`\\b${c}\\b`).test(text)), file).toEqual([]);
+      expect(
+        IN_PLACE.filter((c) => new RegExp(`\\b${c}\\b`).test(text)),
+        file,
+      ).toEqual([]);
     }
   }, 120_000);
 
-  it('VACUUM FREEZE leaves a row\'s xmin as it was (so an old frozen row can alias a new id)', async () => {
+  it("VACUUM FREEZE leaves a row's xmin as it was (so an old frozen row can alias a new id)", async () => {
     await admin.query('CREATE TABLE frozen_probe (a int); INSERT INTO frozen_probe VALUES (1)');
     const xmin = async () => String((await admin.query('SELECT xmin::text AS x FROM frozen_probe')).rows[0].x);
     const raw = await xmin();

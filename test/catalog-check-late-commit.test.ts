@@ -196,7 +196,9 @@ describe('catalog change check: every committed change, whatever the commit orde
       pastCheckInterval();
       expect((await decideStatement(guard, 'SELECT public.engine_other()')).kind).toBe('read');
       // A body the policy cannot call harmless, whatever its label.
-      await t1.query("CREATE OR REPLACE FUNCTION public.engine_f() RETURNS int LANGUAGE sql VOLATILE AS 'INSERT INTO public.engine_probe VALUES (1) RETURNING 1'");
+      await t1.query(
+        "CREATE OR REPLACE FUNCTION public.engine_f() RETURNS int LANGUAGE sql VOLATILE AS 'INSERT INTO public.engine_probe VALUES (1) RETURNING 1'",
+      );
       await t1.query('COMMIT');
       pastCheckInterval();
       const verdict = await decideStatement(guard, 'SELECT public.engine_f()');

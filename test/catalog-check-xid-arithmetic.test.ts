@@ -4,7 +4,13 @@
 // or from a history that went backwards is never compared; frozen rows that alias an id in the
 // window are judged by their content. (The real-server cases: catalog-check-late-commit.test.ts.)
 import { describe, expect, it } from 'vitest';
-import { compareState, ctidsOf, parseState, referenceOf, type CatalogReference } from '../src/engines/postgres/postgres-catalog-freshness.ts';
+import {
+  compareState,
+  ctidsOf,
+  parseState,
+  referenceOf,
+  type CatalogReference,
+} from '../src/engines/postgres/postgres-catalog-freshness.ts';
 
 const SPACE = 2n ** 32n;
 
@@ -46,7 +52,15 @@ describe('catalog check: transaction id arithmetic', () => {
       xmin: SPACE - 50n,
       xmax: SPACE + 90n,
       next: SPACE + 100n,
-      catalogs: { pg_proc: { rows: 3, recent: [[SPACE - 10n, 'a'], [SPACE + 5n, 'b']] } },
+      catalogs: {
+        pg_proc: {
+          rows: 3,
+          recent: [
+            [SPACE - 10n, 'a'],
+            [SPACE + 5n, 'b'],
+          ],
+        },
+      },
     });
     expect(s.next).toBe(SPACE + 100n);
     expect(s.recent.map((r) => r.xid)).toEqual([SPACE - 10n, SPACE + 5n]);
@@ -70,17 +84,60 @@ describe('catalog check: transaction id arithmetic', () => {
   it('finds a row committed late by an id inside the window, and one newer than it', () => {
     const ref = referenceOf(state({ xmin: 990n, xmax: 1_010n, next: 1_010n, catalogs: { pg_proc: { rows: 3, recent: [[1_000n, 'a']] } } }));
     // 995 was in progress at the reference: same count (an UPDATE), one more window row.
-    const late = state({ xmin: 1_000n, xmax: 1_020n, next: 1_020n, catalogs: { pg_proc: { rows: 3, recent: [[1_000n, 'a'], [995n, 'b']] } } });
+    const late = state({
+      xmin: 1_000n,
+      xmax: 1_020n,
+      next: 1_020n,
+      catalogs: {
+        pg_proc: {
+          rows: 3,
+          recent: [
+            [1_000n, 'a'],
+            [995n, 'b'],
+          ],
+        },
+      },
+    });
     expect(compareState(ref, late)).toBeNull();
-    const newer = state({ xmin: 1_000n, xmax: 1_020n, next: 1_020n, catalogs: { pg_proc: { rows: 3, recent: [[1_000n, 'a'], [1_015n, 'b']] } } });
+    const newer = state({
+      xmin: 1_000n,
+      xmax: 1_020n,
+      next: 1_020n,
+      catalogs: {
+        pg_proc: {
+          rows: 3,
+          recent: [
+            [1_000n, 'a'],
+            [1_015n, 'b'],
+          ],
+        },
+      },
+    });
     expect(compareState(ref, newer)).toBeNull();
   });
 
   it('judges a window row by its content: a frozen row aliasing the same id is the same row only if equal', () => {
-    const ref = referenceOf(state({ xmin: SPACE + 990n, xmax: SPACE + 1_010n, next: SPACE + 1_010n, catalogs: { pg_class: { rows: 5, recent: [[SPACE + 1_000n, 'old']] } } }));
-    const sameContent = state({ xmin: SPACE + 995n, xmax: SPACE + 1_020n, next: SPACE + 1_020n, catalogs: { pg_class: { rows: 5, recent: [[SPACE + 1_000n, 'old']] } } });
+    const ref = referenceOf(
+      state({
+        xmin: SPACE + 990n,
+        xmax: SPACE + 1_010n,
+        next: SPACE + 1_010n,
+        catalogs: { pg_class: { rows: 5, recent: [[SPACE + 1_000n, 'old']] } },
+      }),
+    );
+    const sameContent = state({
+      xmin: SPACE + 995n,
+      xmax: SPACE + 1_020n,
+      next: SPACE + 1_020n,
+      catalogs: { pg_class: { rows: 5, recent: [[SPACE + 1_000n, 'old']] } },
+    });
     expect(compareState(ref, sameContent)).not.toBeNull();
-    const otherContent = state({ xmin: SPACE + 995n, xmax: SPACE + 1_020n, next: SPACE + 1_020n, catalogs: { pg_class: { rows: 5, recent: [[SPACE + 1_000n, 'new']] } } });
+    const otherContent = state({
+      xmin: SPACE + 995n,
+      xmax: SPACE + 1_020n,
+      next: SPACE + 1_020n,
+      catalogs: { pg_class: { rows: 5, recent: [[SPACE + 1_000n, 'new']] } },
+    });
     expect(compareState(ref, otherContent)).toBeNull();
   });
 

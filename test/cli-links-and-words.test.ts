@@ -66,7 +66,9 @@ describe('connection names beside ids', () => {
 describe('the stdio bridge', () => {
   const endpoint = new URL('http://localhost:7200/mcp');
   it('says the key was refused when the server answered 401', () => {
-    const err = Object.assign(new Error('Streamable HTTP error: Error POSTing to endpoint: {"error":"Invalid or missing API key"}'), { code: 401 });
+    const err = Object.assign(new Error('Streamable HTTP error: Error POSTing to endpoint: {"error":"Invalid or missing API key"}'), {
+      code: 401,
+    });
     const text = relayFailure(endpoint, err);
     expect(text).toContain('reached http://localhost:7200/mcp');
     expect(text).toContain('refused the API key in DBQ_API_KEY');
@@ -74,6 +76,8 @@ describe('the stdio bridge', () => {
   });
   it('says "could not reach" only when nothing answered', () => {
     const err = new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:7200') });
-    expect(relayFailure(endpoint, err)).toBe('dbq mcp could not reach http://localhost:7200/mcp: fetch failed (connect ECONNREFUSED 127.0.0.1:7200)');
+    expect(relayFailure(endpoint, err)).toBe(
+      'dbq mcp could not reach http://localhost:7200/mcp: fetch failed (connect ECONNREFUSED 127.0.0.1:7200)',
+    );
   });
 });

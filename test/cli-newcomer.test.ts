@@ -86,31 +86,55 @@ describe('a newcomer can sign in', () => {
     const other = await json('user', 'create', '--workspace', 'other', '--email', 'new@other.test', '--role', 'read_only');
     expect(other.setPasswordUrl).toContain('/w/other/set-password?token=');
     // With a password: no link.
-    const withPw = await dbqIn(process.cwd(), { DBQ_DATA_DIR: h.dataDir }, ['user', 'create', '--workspace', 'default', '--email', 'pw@example.com', '--role', 'read_only', '--password-stdin', '--json'], 'piped password\n');
+    const withPw = await dbqIn(
+      process.cwd(),
+      { DBQ_DATA_DIR: h.dataDir },
+      ['user', 'create', '--workspace', 'default', '--email', 'pw@example.com', '--role', 'read_only', '--password-stdin', '--json'],
+      'piped password\n',
+    );
     expect(withPw.code, withPw.stderr).toBe(0);
     expect(JSON.parse(withPw.stdout).setPasswordUrl).toBeUndefined();
     expect(await signIn('', 'pw@example.com', 'piped password')).toBe(200);
   });
 
   it('user set-password reads stdin, applies the length rule and signs the user out everywhere', async () => {
-    const login = await h.app.inject({ method: 'POST', url: '/ui/api/login', payload: { email: 'admin@acme.test', password: 'correct horse' } });
+    const login = await h.app.inject({
+      method: 'POST',
+      url: '/ui/api/login',
+      payload: { email: 'admin@acme.test', password: 'correct horse' },
+    });
     const cookie = /dbq_session=[^;]+/.exec(String(login.headers['set-cookie']))![0];
     expect((await h.app.inject({ url: '/ui/api/session', headers: { cookie } })).json().data.signedIn).toBe(true);
 
     const env = { DBQ_DATA_DIR: h.dataDir };
-    const short = await dbqIn(process.cwd(), env, ['user', 'set-password', '--workspace', 'default', '--email', 'admin@acme.test', '--password-stdin'], 'short\n');
+    const short = await dbqIn(
+      process.cwd(),
+      env,
+      ['user', 'set-password', '--workspace', 'default', '--email', 'admin@acme.test', '--password-stdin'],
+      'short\n',
+    );
     expect(short.code).toBe(1);
     expect(short.stderr).toContain('at least 8 characters');
     const noTty = await dbqIn(process.cwd(), env, ['user', 'set-password', '--workspace', 'default', '--email', 'admin@acme.test']);
     expect(noTty.code).toBe(1);
     expect(noTty.stderr).toContain('--password-stdin');
-    const ok = await dbqIn(process.cwd(), env, ['user', 'set-password', '--workspace', 'default', '--email', 'admin@acme.test', '--password-stdin'], 'battery staple\n');
+    const ok = await dbqIn(
+      process.cwd(),
+      env,
+      ['user', 'set-password', '--workspace', 'default', '--email', 'admin@acme.test', '--password-stdin'],
+      'battery staple\n',
+    );
     expect(ok.code, ok.stderr).toBe(0);
     expect((await h.app.inject({ url: '/ui/api/session', headers: { cookie } })).json().data.signedIn).toBe(false);
     expect(await signIn('', 'admin@acme.test', 'correct horse')).toBe(401);
     expect(await signIn('', 'admin@acme.test', 'battery staple')).toBe(200);
     // Put it back for the other tests.
-    await dbqIn(process.cwd(), env, ['user', 'set-password', '--workspace', 'default', '--email', 'admin@acme.test', '--password-stdin'], 'correct horse');
+    await dbqIn(
+      process.cwd(),
+      env,
+      ['user', 'set-password', '--workspace', 'default', '--email', 'admin@acme.test', '--password-stdin'],
+      'correct horse',
+    );
   });
 
   it('user delete removes the user and their keys', async () => {
@@ -153,7 +177,9 @@ describe('the store', () => {
       expect((await dbqIn(cwd, {}, ['connection', 'list', '--workspace', 'default'])).stdout).toMatch(/no connections/);
       expect(JSON.parse((await dbqIn(cwd, {}, ['user', 'list', '--workspace', 'default', '--json'])).stdout)).toEqual({ users: [] });
       expect(JSON.parse((await dbqIn(cwd, {}, ['key', 'list', '--workspace', 'default', '--json'])).stdout)).toEqual({ apiKeys: [] });
-      expect(JSON.parse((await dbqIn(cwd, {}, ['connection', 'list', '--workspace', 'default', '--json'])).stdout)).toEqual({ connections: [] });
+      expect(JSON.parse((await dbqIn(cwd, {}, ['connection', 'list', '--workspace', 'default', '--json'])).stdout)).toEqual({
+        connections: [],
+      });
       // The default workspace of a new store is on DBQ_DEFAULT_PLAN (enterprise unless set).
       const ws = JSON.parse((await dbqIn(cwd, {}, ['workspace', 'list', '--json'])).stdout);
       expect(ws.workspaces.find((w: any) => w.slug === 'default').plan).toBe('enterprise');
@@ -164,7 +190,12 @@ describe('the store', () => {
 
   it('DBQ_DEFAULT_PLAN is the plan of a workspace created without --plan', async () => {
     expect((await json('workspace', 'create', 'plan-default')).workspace.plan).toBe('enterprise');
-    const free = await dbqIn(process.cwd(), { DBQ_DATA_DIR: h.dataDir, DBQ_DEFAULT_PLAN: 'free' }, ['workspace', 'create', 'plan-free', '--json']);
+    const free = await dbqIn(process.cwd(), { DBQ_DATA_DIR: h.dataDir, DBQ_DEFAULT_PLAN: 'free' }, [
+      'workspace',
+      'create',
+      'plan-free',
+      '--json',
+    ]);
     expect(JSON.parse(free.stdout).workspace.plan).toBe('free');
     const bad = await dbqIn(process.cwd(), { DBQ_DATA_DIR: h.dataDir, DBQ_DEFAULT_PLAN: 'gold' }, ['workspace', 'list']);
     expect(bad.code).toBe(1);
@@ -193,7 +224,17 @@ describe('CLI details', () => {
     expect(human.stdout).toMatch(/^ok in \d+ ms/);
 
     await json('connection', 'add', '--workspace', 'default', '--name', 'spare', '--url', 'sqlite:sample.db');
-    const updated = await json('connection', 'update', '--workspace', 'default', '--connection', 'spare', '--name', 'spare2', '--read-only');
+    const updated = await json(
+      'connection',
+      'update',
+      '--workspace',
+      'default',
+      '--connection',
+      'spare',
+      '--name',
+      'spare2',
+      '--read-only',
+    );
     expect(updated.connection).toMatchObject({ name: 'spare2', readOnly: true });
     const back = await json('connection', 'update', '--workspace', 'default', '--connection', 'spare2', '--no-read-only');
     expect(back.connection.readOnly).toBe(false);

@@ -30,10 +30,26 @@ describe('dbq CLI', () => {
     expect(user.user).toMatchObject({ email: 'ops@cli.test', role: 'admin', disabled: false });
     const key = await json('key', 'create', '--workspace', 'cli-ws', '--user', 'ops@cli.test', '--name', 'deploy');
     expect(Object.keys(key).sort()).toEqual(['apiKey', 'secret']);
-    expect(key.apiKey).toEqual({ id: expect.stringMatching(/^key_/), name: 'deploy', prefix: key.secret.slice(0, 12), scope: null, expiresAt: null });
+    expect(key.apiKey).toEqual({
+      id: expect.stringMatching(/^key_/),
+      name: 'deploy',
+      prefix: key.secret.slice(0, 12),
+      scope: null,
+      expiresAt: null,
+    });
     const listed = await json('key', 'list', '--workspace', 'cli-ws');
     expect(JSON.stringify(listed)).not.toContain(key.secret);
-    const conn = await json('connection', 'add', '--workspace', 'cli-ws', '--name', 'pg', '--url', 'postgres://postgres:pw@127.0.0.1:5432/test', '--read-only');
+    const conn = await json(
+      'connection',
+      'add',
+      '--workspace',
+      'cli-ws',
+      '--name',
+      'pg',
+      '--url',
+      'postgres://postgres:pw@127.0.0.1:5432/test',
+      '--read-only',
+    );
     expect(conn.connection).toMatchObject({ name: 'pg', engine: 'postgres', readOnly: true });
     const conns = await json('connection', 'list', '--workspace', 'cli-ws');
     expect(JSON.stringify(conns)).not.toContain('pw@');

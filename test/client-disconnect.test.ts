@@ -52,7 +52,9 @@ async function freshSqlite(): Promise<string> {
 const pgHas = async (marker: string): Promise<boolean> => (await backendsRunning(marker, pgc)) > 0;
 
 async function mysqlHas(marker: string): Promise<boolean> {
-  const [rows] = (await my.query('SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()', [`%${marker}%`])) as any;
+  const [rows] = (await my.query('SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()', [
+    `%${marker}%`,
+  ])) as any;
   return Number(rows[0].n) > 0;
 }
 
@@ -72,7 +74,6 @@ function runnerPids(): Set<number> {
   }
   return pids;
 }
-
 
 interface Opened {
   req: http.ClientRequest;
@@ -118,7 +119,8 @@ async function historyOf(marker: string): Promise<any> {
 }
 
 const sqliteEndless = (m: string) => `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) /* ${m} */ FROM c`;
-const sqliteStream = (m: string) => `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x, hex(randomblob(16)) /* ${m} */ FROM c`;
+const sqliteStream = (m: string) =>
+  `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x, hex(randomblob(16)) /* ${m} */ FROM c`;
 
 describe('client disconnect cancels the statement on the database', () => {
   it('postgres, /query: backend gone from pg_stat_activity within 1 s', async () => {
@@ -163,7 +165,11 @@ describe('client disconnect cancels the statement on the database', () => {
   it('postgres, export the client stopped reading: portal and statement gone within 1 s', async () => {
     const marker = `gone_pg_x_${Date.now()}`;
     // generate_series in the select list streams (ProjectSet) instead of materialising.
-    const { req, response } = open('/api/query/export', { connectionId: 'pg', sql: `SELECT generate_series(1, 100000000) AS g, 'x' /* ${marker} */`, format: 'ndjson' }, true);
+    const { req, response } = open(
+      '/api/query/export',
+      { connectionId: 'pg', sql: `SELECT generate_series(1, 100000000) AS g, 'x' /* ${marker} */`, format: 'ndjson' },
+      true,
+    );
     const res = await response;
     expect(res.statusCode).toBe(200);
     expect(await pgHas(marker)).toBe(true);
@@ -176,7 +182,11 @@ describe('client disconnect cancels the statement on the database', () => {
 
   it('mysql, export the client stopped reading: gone from the process list within 1 s', async () => {
     const marker = `gone_my_x_${Date.now()}`;
-    const { req, response } = open('/api/query/export', { connectionId: 'my', sql: `SELECT seq, md5(seq) /* ${marker} */ FROM seq_1_to_100000000`, format: 'csv' }, true);
+    const { req, response } = open(
+      '/api/query/export',
+      { connectionId: 'my', sql: `SELECT seq, md5(seq) /* ${marker} */ FROM seq_1_to_100000000`, format: 'csv' },
+      true,
+    );
     const res = await response;
     expect(res.statusCode).toBe(200);
     expect(await mysqlHas(marker)).toBe(true);

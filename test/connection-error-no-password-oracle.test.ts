@@ -32,8 +32,18 @@ const REFUSED_PASSWORDS = ['127', '0.0.1', '127.0.0.1', 'ECONNREFUSED', 'connect
 const NO_ROLE = `dbq_norole_${tag}`;
 
 const CASES: Case[] = [
-  { engine: 'postgres', settings: { host: '127.0.0.1', port: 5999, database: 'test', user: 'postgres' }, reason: REFUSED, passwords: [...REFUSED_PASSWORDS, 'postgres'] },
-  { engine: 'mysql', settings: { host: '127.0.0.1', port: 5999, database: 'test', user: 'root' }, reason: REFUSED, passwords: [...REFUSED_PASSWORDS, 'root'] },
+  {
+    engine: 'postgres',
+    settings: { host: '127.0.0.1', port: 5999, database: 'test', user: 'postgres' },
+    reason: REFUSED,
+    passwords: [...REFUSED_PASSWORDS, 'postgres'],
+  },
+  {
+    engine: 'mysql',
+    settings: { host: '127.0.0.1', port: 5999, database: 'test', user: 'root' },
+    reason: REFUSED,
+    passwords: [...REFUSED_PASSWORDS, 'root'],
+  },
   {
     // The server's own message, naming the user only (trust authentication here, so an
     // unknown role is the authentication failure this server can produce).

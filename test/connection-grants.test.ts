@@ -39,7 +39,12 @@ async function historyOf(email: string): Promise<number> {
 }
 
 async function webSignIn(email: string, password: string): Promise<{ cookie: string; csrf: string }> {
-  const res = await m.h.app.inject({ method: 'POST', url: '/ui/api/login', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email, password }) });
+  const res = await m.h.app.inject({
+    method: 'POST',
+    url: '/ui/api/login',
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify({ email, password }),
+  });
   expect(res.statusCode, res.body).toBe(200);
   const cookie = /dbq_session=([^;]+)/.exec(String(res.headers['set-cookie']))![1];
   return { cookie: `dbq_session=${cookie}`, csrf: JSON.parse(res.body).data.csrfToken };
@@ -82,10 +87,18 @@ describe('managing grants', () => {
     expect(got.body.data).toEqual({ everyone: false, users: [{ id: expect.stringMatching(/^usr_/), email: 'granted@acme.test' }] });
     expect((await m.h.call('GET', `/api/connections/${liteId}/grants`, m.h.readerKey)).status).toBe(403);
     expect((await m.h.call('PUT', `/api/connections/${liteId}/grants`, m.h.readerKey, { everyone: true })).status).toBe(403);
-    const unknown = await m.h.call('PUT', `/api/connections/${liteId}/grants`, m.h.adminKey, { everyone: false, users: ['ghost@acme.test'] });
+    const unknown = await m.h.call('PUT', `/api/connections/${liteId}/grants`, m.h.adminKey, {
+      everyone: false,
+      users: ['ghost@acme.test'],
+    });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toContain('ghost@acme.test');
-    const entries = await m.h.svc.db.selectFrom('audit_log').selectAll().where('action', '=', 'connection.grants_changed').where('target_id', '=', liteId).execute();
+    const entries = await m.h.svc.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('action', '=', 'connection.grants_changed')
+      .where('target_id', '=', liteId)
+      .execute();
     expect(entries).toHaveLength(1);
     expect(JSON.parse(entries[0].changes!)).toEqual({ from: { everyone: true }, to: { everyone: false, users: ['granted@acme.test'] } });
     // Unchanged after the refused attempts.
@@ -113,17 +126,29 @@ describe('a connection the caller may not use', () => {
     ];
     for (const [method, url, body] of doors) {
       for (const ref of ['lite', liteId]) {
-        const res = await m.h.call(method, url.replace('$', ref), hiddenKey, body && JSON.parse(JSON.stringify(body).replace('"$"', JSON.stringify(ref))));
+        const res = await m.h.call(
+          method,
+          url.replace('$', ref),
+          hiddenKey,
+          body && JSON.parse(JSON.stringify(body).replace('"$"', JSON.stringify(ref))),
+        );
         expect(res.status, `${method} ${url} ${ref}`).toBe(404);
         expect(res.body).toEqual(NOT_FOUND);
       }
-      const unknown = await m.h.call(method, url.replace('$', 'nosuch'), hiddenKey, body && JSON.parse(JSON.stringify(body).replace('"$"', '"nosuch"')));
+      const unknown = await m.h.call(
+        method,
+        url.replace('$', 'nosuch'),
+        hiddenKey,
+        body && JSON.parse(JSON.stringify(body).replace('"$"', '"nosuch"')),
+      );
       expect(unknown.body).toEqual(NOT_FOUND);
     }
     expect(await itemsCount()).toBe(before);
     expect((await m.h.call('GET', '/api/query/running', hiddenKey)).body.data.queries).toEqual([]);
     // The granted user and the admin do reach it.
-    expect((await m.h.call('POST', '/api/query', grantedKey, { connectionId: 'lite', sql: 'SELECT count(*) FROM items' })).status).toBe(200);
+    expect((await m.h.call('POST', '/api/query', grantedKey, { connectionId: 'lite', sql: 'SELECT count(*) FROM items' })).status).toBe(
+      200,
+    );
   });
 
   it.each(TRANSPORTS)('is absent from MCP list_connections and 404 for execute_query and list_tables (%s)', async (t: McpTransportName) => {
@@ -159,26 +184,50 @@ describe('a connection the caller may not use', () => {
 
   it('comes back once granted, through the web Access control and the CLI, and goes again on revoke', async () => {
     const admin = await webSignIn('admin@acme.test', 'correct horse');
-    const put = await web('PUT', `/ui/api/connections/${liteId}/grants`, admin, { everyone: false, users: ['granted@acme.test', 'hidden@acme.test'] });
+    const put = await web('PUT', `/ui/api/connections/${liteId}/grants`, admin, {
+      everyone: false,
+      users: ['granted@acme.test', 'hidden@acme.test'],
+    });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     expect(put.body.data.users.map((u: any) => u.email)).toEqual(['granted@acme.test', 'hidden@acme.test']);
     expect((await m.h.call('POST', '/api/query', hiddenKey, { connectionId: 'lite', sql: 'SELECT 1' })).status).toBe(200);
-    const [ui] = await m.h.svc.db.selectFrom('audit_log').selectAll().where('action', '=', 'connection.grants_changed').where('source', '=', 'ui').execute();
+    const [ui] = await m.h.svc.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('action', '=', 'connection.grants_changed')
+      .where('source', '=', 'ui')
+      .execute();
     expect(ui.actor_email).toBe('admin@acme.test');
 
     const env = { ...process.env, DBQ_DATA_DIR: m.h.dataDir };
-    const revoked = await run('./bin/dbq', ['connection', 'revoke', '--workspace', 'default', '--connection', 'lite', '--user', 'hidden@acme.test', '--json'], { env });
+    const revoked = await run(
+      './bin/dbq',
+      ['connection', 'revoke', '--workspace', 'default', '--connection', 'lite', '--user', 'hidden@acme.test', '--json'],
+      { env },
+    );
     expect(JSON.parse(revoked.stdout).users.map((u: any) => u.email)).toEqual(['granted@acme.test']);
     expect((await m.h.call('POST', '/api/query', hiddenKey, { connectionId: 'lite', sql: 'SELECT 1' })).status).toBe(404);
     const shown = await run('./bin/dbq', ['connection', 'grants', '--workspace', 'default', '--connection', 'lite'], { env });
     expect(shown.stdout).toContain('granted@acme.test');
-    await run('./bin/dbq', ['connection', 'grant', '--workspace', 'default', '--connection', 'lite', '--user', 'hidden@acme.test'], { env });
+    await run('./bin/dbq', ['connection', 'grant', '--workspace', 'default', '--connection', 'lite', '--user', 'hidden@acme.test'], {
+      env,
+    });
     expect((await m.h.call('POST', '/api/query', hiddenKey, { connectionId: 'lite', sql: 'SELECT 1' })).status).toBe(200);
-    const cli = await m.h.svc.db.selectFrom('audit_log').selectAll().where('action', '=', 'connection.grants_changed').where('source', '=', 'cli').execute();
+    const cli = await m.h.svc.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('action', '=', 'connection.grants_changed')
+      .where('source', '=', 'cli')
+      .execute();
     expect(cli).toHaveLength(2);
 
     // Back to everyone: the reader of the harness sees it again.
-    expect((await m.h.call('PUT', `/api/connections/${liteId}/grants`, m.h.adminKey, { everyone: true })).body.data).toEqual({ everyone: true });
-    expect((await m.h.call('GET', '/api/connections', m.h.readerKey)).body.data.connections.map((c: any) => c.name)).toEqual(['lite', 'pg']);
+    expect((await m.h.call('PUT', `/api/connections/${liteId}/grants`, m.h.adminKey, { everyone: true })).body.data).toEqual({
+      everyone: true,
+    });
+    expect((await m.h.call('GET', '/api/connections', m.h.readerKey)).body.data.connections.map((c: any) => c.name)).toEqual([
+      'lite',
+      'pg',
+    ]);
   }, 120_000);
 });

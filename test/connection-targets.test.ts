@@ -68,8 +68,16 @@ describe('DBQ_CONNECTION_TARGETS', () => {
   it('dials the address it checked (no second look-up to rebind), except over TLS', async () => {
     const targets = parseConnectionTargets(['10.0.0.0/8'], { lookupTimeoutMs: 1000 })!;
     const base: EngineConfig = {
-      engine: 'postgres', host: 'db.internal', port: 5432, database: 'x', user: 'u', password: null, ssl: false,
-      maxConnections: 1, acquireTimeoutMs: 1000, connectTimeoutMs: 1000,
+      engine: 'postgres',
+      host: 'db.internal',
+      port: 5432,
+      database: 'x',
+      user: 'u',
+      password: null,
+      ssl: false,
+      maxConnections: 1,
+      acquireTimeoutMs: 1000,
+      connectTimeoutMs: 1000,
     };
     expect((await pinConnectionTarget(targets, base, lookup)).host).toBe('10.1.2.3');
     // TLS checks the certificate against the name, so the name stays; it was checked all the same.
@@ -116,8 +124,18 @@ describe('a server confined to targets where nothing listens', () => {
   it('refuses a stored connection outside the list when it is opened, tested or changed', async () => {
     // Stored before the setting was there (or by a store shared with another deployment).
     const ws = await getWorkspace(h.svc.db, 'default');
-    await createConnection({ db: h.svc.db, secretBox: h.svc.secretBox, sqliteDir: h.config.sqliteDir }, ws.id, { name: 'old-pg', url: PG_URL }, cliActor());
-    await createConnection({ db: h.svc.db, secretBox: h.svc.secretBox, sqliteDir: h.config.sqliteDir }, ws.id, { name: 'old-my', url: MYSQL_URL }, cliActor());
+    await createConnection(
+      { db: h.svc.db, secretBox: h.svc.secretBox, sqliteDir: h.config.sqliteDir },
+      ws.id,
+      { name: 'old-pg', url: PG_URL },
+      cliActor(),
+    );
+    await createConnection(
+      { db: h.svc.db, secretBox: h.svc.secretBox, sqliteDir: h.config.sqliteDir },
+      ws.id,
+      { name: 'old-my', url: MYSQL_URL },
+      cliActor(),
+    );
     for (const name of ['old-pg', 'old-my']) {
       const query = await h.call('POST', '/api/query', h.adminKey, { connectionId: name, sql: 'SELECT 1' });
       expect(query.status, JSON.stringify(query.body)).toBe(403);

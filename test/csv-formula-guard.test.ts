@@ -96,14 +96,31 @@ describe('POST /query/export, format csv', () => {
   });
 });
 
-describe('the web console\'s CSV download (web/src/csv-text.ts)', () => {
+describe("the web console's CSV download (web/src/csv-text.ts)", () => {
   it('always guards formula cells and header names; numbers and numeric text stay as they are', () => {
-    const columns = [{ name: '=cmd' }, { name: 'a' }, { name: 'b' }, { name: 'c' }, { name: 'd' }, { name: 'e' }, { name: 'f' }, { name: 'g' }];
+    const columns = [
+      { name: '=cmd' },
+      { name: 'a' },
+      { name: 'b' },
+      { name: 'c' },
+      { name: 'd' },
+      { name: 'e' },
+      { name: 'f' },
+      { name: 'g' },
+    ];
     const rows = [['=1+2', '+1', '-1+1', '@x', '\tx', '\rx', -5, '-19.90']];
     expect(toCsv(columns, rows)).toBe(`"'=cmd",a,b,c,d,e,f,g\r\n"'=1+2",+1,"'-1+1","'@x","'\tx","'\rx",-5,-19.90\r\n`);
   });
 
   it('keeps RFC 4180 quoting for everything else', () => {
-    expect(toCsv([{ name: 'x' }, { name: 'y' }], [['a,b', 'say "hi"'], [null, { k: '=1' }]])).toBe('x,y\r\n"a,b","say ""hi"""\r\n,"{""k"":""=1""}"\r\n');
+    expect(
+      toCsv(
+        [{ name: 'x' }, { name: 'y' }],
+        [
+          ['a,b', 'say "hi"'],
+          [null, { k: '=1' }],
+        ],
+      ),
+    ).toBe('x,y\r\n"a,b","say ""hi"""\r\n,"{""k"":""=1""}"\r\n');
   });
 });

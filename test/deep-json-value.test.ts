@@ -17,7 +17,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-const SQL = "SELECT (repeat('[', 5000) || repeat(']', 5000))::json AS deep, (repeat('[', 1000) || repeat(']', 1000))::jsonb AS limit_, '{\"a\": [1, {\"b\": \"[[[\"}]}'::json AS plain";
+const SQL =
+  "SELECT (repeat('[', 5000) || repeat(']', 5000))::json AS deep, (repeat('[', 1000) || repeat(']', 1000))::jsonb AS limit_, '{\"a\": [1, {\"b\": \"[[[\"}]}'::json AS plain";
 
 it('answers a read of a deeply nested JSON value with its text, and shallower ones as JSON', async () => {
   const res = await h.call('POST', '/api/query', h.readerKey, { connectionId: 'pg', sql: SQL, rowFormat: 'objects' });

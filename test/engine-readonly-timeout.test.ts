@@ -15,12 +15,21 @@ import {
   QueryFailedError,
   QueryTimeoutError,
 } from '../src/errors.ts';
-import { ENGINES, closeAllEngines, mysqlConfig, openEngine, postgresConfig, rejectionOf, run, uniqueName, type EngineCase } from './support/engines.ts';
+import {
+  ENGINES,
+  closeAllEngines,
+  mysqlConfig,
+  openEngine,
+  postgresConfig,
+  rejectionOf,
+  run,
+  uniqueName,
+  type EngineCase,
+} from './support/engines.ts';
 import { cpuTicks } from './support/processes.ts';
 import { sleep, until } from './support/wait.ts';
 
 afterAll(closeAllEngines);
-
 
 /** sqlite runner processes (children of this test process) working on `file`. */
 function runnerProcesses(file: string): number[] {
@@ -42,8 +51,12 @@ async function stillRunning(engineCase: EngineCase, engine: Engine, marker: stri
   switch (engineCase.name) {
     case 'postgres':
       return Number(
-        (await run(engine, `SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%${marker}%'`))
-          .rows[0][0],
+        (
+          await run(
+            engine,
+            `SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%${marker}%'`,
+          )
+        ).rows[0][0],
       );
     case 'mysql':
       return Number(

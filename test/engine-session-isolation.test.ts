@@ -39,7 +39,10 @@ describe('postgres: session reset between pooled requests', () => {
     await run(engine, 'SET search_path = pg_catalog');
     await run(engine, "SET application_name = 'evil'");
     await run(engine, "SET TimeZone = 'Asia/Tokyo'");
-    const after = await run(engine, "SELECT current_setting('search_path'), current_setting('application_name'), current_setting('TimeZone')");
+    const after = await run(
+      engine,
+      "SELECT current_setting('search_path'), current_setting('application_name'), current_setting('TimeZone')",
+    );
     expect(after.rows[0]).toEqual([...defaults.rows[0], 'UTC']);
     await sameSession();
   });
@@ -193,7 +196,9 @@ describe('sqlite: session reset between requests', () => {
   it('ATTACH does not outlive its request, read-only or not', async () => {
     await expect(run(engine, "ATTACH DATABASE ':memory:' AS eng_aux")).rejects.toMatchObject({ code: 'insufficient_permissions' });
     expect((await run(engine, 'SELECT name FROM pragma_database_list ORDER BY seq')).rows).toEqual([['main']]);
-    await expect(run(engine, "ATTACH DATABASE ':memory:' AS eng_aux", { readOnly: true })).rejects.toMatchObject({ code: 'insufficient_permissions' });
+    await expect(run(engine, "ATTACH DATABASE ':memory:' AS eng_aux", { readOnly: true })).rejects.toMatchObject({
+      code: 'insufficient_permissions',
+    });
     expect((await run(engine, 'SELECT name FROM pragma_database_list ORDER BY seq', { readOnly: true })).rows).toEqual([['main']]);
   });
 

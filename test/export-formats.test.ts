@@ -42,7 +42,10 @@ async function exportRaw(key: string, body: Record<string, unknown>, url = '/api
 }
 
 function ndjson(text: string): any[] {
-  return text.split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l));
+  return text
+    .split('\n')
+    .filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l));
 }
 
 async function csvRecords(text: string): Promise<{ fields: string[]; quoted: boolean[] }[]> {
@@ -82,7 +85,7 @@ describe('formats', () => {
     });
   }
 
-  it('CSV is RFC 4180: header row, CRLF, quoting only where needed, NULL empty and \'\' quoted', async () => {
+  it("CSV is RFC 4180: header row, CRLF, quoting only where needed, NULL empty and '' quoted", async () => {
     const res = await exportRaw(h.readerKey, { connectionId: 'pg', sql: MIXED.pg, format: 'csv' });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('text/csv; charset=utf-8; header=present');
@@ -92,7 +95,20 @@ describe('formats', () => {
     );
     const [header, row] = await csvRecords(res.text);
     expect(header.fields).toEqual(['i', 'big', 'comma', 'quote', 'nl', 'empty', 'nul', 'b', 'j', 'arr', 'd', 'n']);
-    expect(row.fields).toEqual(['1', '9007199254740993', 'a,b', 'say "hi"', 'line1\r\nline2', '', '', 'true', '{"k":[1,2]}', '[1,2]', '2024-01-02', '1.5']);
+    expect(row.fields).toEqual([
+      '1',
+      '9007199254740993',
+      'a,b',
+      'say "hi"',
+      'line1\r\nline2',
+      '',
+      '',
+      'true',
+      '{"k":[1,2]}',
+      '[1,2]',
+      '2024-01-02',
+      '1.5',
+    ]);
     expect(row.quoted[5]).toBe(true);
     expect(row.quoted[6]).toBe(false);
   });
@@ -109,8 +125,13 @@ describe('formats', () => {
   it('an empty result is a header and nothing else', async () => {
     const sql = 'SELECT 1 AS a WHERE false';
     expect((await exportRaw(h.readerKey, { connectionId: 'pg', sql, format: 'csv' })).text).toBe('a\r\n');
-    expect(ndjson((await exportRaw(h.readerKey, { connectionId: 'pg', sql, format: 'ndjson' })).text)).toEqual([{ columns: [{ name: 'a', type: 'int4' }] }]);
-    expect(JSON.parse((await exportRaw(h.readerKey, { connectionId: 'pg', sql, format: 'json' })).text)).toEqual({ columns: [{ name: 'a', type: 'int4' }], rows: [] });
+    expect(ndjson((await exportRaw(h.readerKey, { connectionId: 'pg', sql, format: 'ndjson' })).text)).toEqual([
+      { columns: [{ name: 'a', type: 'int4' }] },
+    ]);
+    expect(JSON.parse((await exportRaw(h.readerKey, { connectionId: 'pg', sql, format: 'json' })).text)).toEqual({
+      columns: [{ name: 'a', type: 'int4' }],
+      rows: [],
+    });
   });
 
   it('format defaults to NDJSON; the /api/v1 and /w/{slug} aliases export too', async () => {
@@ -125,17 +146,29 @@ describe('formats', () => {
 
 it('is described in OpenAPI with the async query routes', async () => {
   const paths = Object.keys((await h.call('GET', '/api/openapi.json', null)).body.paths);
-  expect(paths).toEqual(expect.arrayContaining(['/api/query/export', '/api/query/running', '/api/query/{queryId}', '/api/query/{queryId}/cancel']));
+  expect(paths).toEqual(
+    expect.arrayContaining(['/api/query/export', '/api/query/running', '/api/query/{queryId}', '/api/query/{queryId}/cancel']),
+  );
 });
 
 describe('same rules as /query', () => {
   it('history: one succeeded entry with the rows streamed', async () => {
     const marker = `fmt_hist_${Date.now()}`;
-    const res = await exportRaw(h.readerKey, { connectionId: 'pg', sql: `SELECT g /* ${marker} */ FROM generate_series(1, 1234) g`, format: 'csv' });
+    const res = await exportRaw(h.readerKey, {
+      connectionId: 'pg',
+      sql: `SELECT g /* ${marker} */ FROM generate_series(1, 1234) g`,
+      format: 'csv',
+    });
     expect(res.status).toBe(200);
     const entries = await history(marker);
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ status: 'succeeded', rowCount: 1234, statementType: 'SELECT', source: 'api', queryId: res.headers['x-query-id'] });
+    expect(entries[0]).toMatchObject({
+      status: 'succeeded',
+      rowCount: 1234,
+      statementType: 'SELECT',
+      source: 'api',
+      queryId: res.headers['x-query-id'],
+    });
   });
 
   it('a reader exporting a write: 403 envelope, rejected in the history, nothing ran', async () => {
@@ -247,7 +280,7 @@ describe('errors', () => {
 describe('limits', () => {
   const thousand = 'SELECT g FROM generate_series(1, 1000) g';
 
-  it('maxRows: NDJSON and JSON say truncated; a CSV cut by the client\'s own maxRows ends cleanly', async () => {
+  it("maxRows: NDJSON and JSON say truncated; a CSV cut by the client's own maxRows ends cleanly", async () => {
     const nd = ndjson((await exportRaw(h.readerKey, { connectionId: 'pg', sql: thousand, maxRows: 10, format: 'ndjson' })).text);
     expect(nd).toHaveLength(12);
     expect(nd.at(-1)).toEqual({ truncated: true, rowCount: 10 });

@@ -34,7 +34,8 @@ const CASES: { engine: Eng; conn: string; sql: (marker: string) => string }[] = 
   {
     engine: 'sqlite',
     conn: 'lite',
-    sql: (m) => `WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < ${N}) SELECT g, 'v"' || g || ',x' AS t /* ${m} */ FROM s`,
+    sql: (m) =>
+      `WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < ${N}) SELECT g, 'v"' || g || ',x' AS t /* ${m} */ FROM s`,
   },
 ];
 const FORMATS = ['ndjson', 'csv', 'json'] as const;
@@ -62,7 +63,11 @@ beforeAll(async () => {
   dbq = await startDbq(env);
   // Warm-up: pools open, code paths compiled, so the idle RSS below is the steady state.
   for (const c of CASES) {
-    const res = await http('POST', `${dbq.url}/api/query/export`, adminKey, { connectionId: c.conn, sql: c.sql('warm').replace(String(N), '5000'), format: 'ndjson' });
+    const res = await http('POST', `${dbq.url}/api/query/export`, adminKey, {
+      connectionId: c.conn,
+      sql: c.sql('warm').replace(String(N), '5000'),
+      format: 'ndjson',
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
   }
 }, 60_000);

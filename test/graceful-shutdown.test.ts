@@ -19,7 +19,6 @@ async function startWithGrace(graceMs: number) {
   return { h, server, query };
 }
 
-
 describe('graceful shutdown', () => {
   it('lets an in-flight query finish inside the grace period and refuses new connections', async () => {
     const { server, query } = await startWithGrace(10_000);

@@ -32,7 +32,12 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       }
       ws = await createWorkspace(store.db, { slug: 'granted', plan: 'free' });
       for (const email of USERS) await createUser(store.db, { workspace: 'granted', email, role: 'read_only' }, ACTOR);
-      await createConnection({ db: store.db, secretBox: createSecretBox(Buffer.alloc(32, 5)), sqliteDir: tempDir() }, ws.id, { name: 'wh', url: 'postgres://u:p@db.internal:5432/sales' }, ACTOR);
+      await createConnection(
+        { db: store.db, secretBox: createSecretBox(Buffer.alloc(32, 5)), sqliteDir: tempDir() },
+        ws.id,
+        { name: 'wh', url: 'postgres://u:p@db.internal:5432/sales' },
+        ACTOR,
+      );
     });
     afterAll(async () => {
       await store.close();
@@ -40,8 +45,17 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
 
     const grantEntries = async () =>
-      (await store.db.selectFrom('audit_log').select(['id', 'changes']).where('workspace_id', '=', ws.id).where('action', '=', 'connection.grants_changed').orderBy('id').execute()).map(
-        (r) => JSON.parse(r.changes ?? 'null') as { from: { everyone: boolean; users?: string[] }; to: { everyone: boolean; users?: string[] } },
+      (
+        await store.db
+          .selectFrom('audit_log')
+          .select(['id', 'changes'])
+          .where('workspace_id', '=', ws.id)
+          .where('action', '=', 'connection.grants_changed')
+          .orderBy('id')
+          .execute()
+      ).map(
+        (r) =>
+          JSON.parse(r.changes ?? 'null') as { from: { everyone: boolean; users?: string[] }; to: { everyone: boolean; users?: string[] } },
       );
 
     it('grants made at the same time all land, and each entry starts where the previous one ended', async () => {
@@ -58,7 +72,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('revokes made at the same time as grants lose nobody else', async () => {
       const [a, b] = USERS;
-      await Promise.all([revokeUser(store.db, ws.id, 'wh', a, ACTOR), revokeUser(store.db, ws.id, 'wh', b, ACTOR), grantUser(store.db, ws.id, 'wh', a, ACTOR)]);
+      await Promise.all([
+        revokeUser(store.db, ws.id, 'wh', a, ACTOR),
+        revokeUser(store.db, ws.id, 'wh', b, ACTOR),
+        grantUser(store.db, ws.id, 'wh', a, ACTOR),
+      ]);
       const { grants } = await readGrants(store.db, ws.id, 'wh');
       const emails = grants.everyone ? [] : grants.users.map((u) => u.email);
       // a was revoked and granted again in some order; everyone else stays as they were.
@@ -70,17 +88,33 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     it('a change refused halfway writes neither the change nor an entry', async () => {
       const before = await readGrants(store.db, ws.id, 'wh');
       const entries = (await grantEntries()).length;
-      await expect(writeGrants(store.db, ws.id, 'wh', { everyone: false, users: ['c@grants.test', 'nobody@grants.test'] }, ACTOR)).rejects.toBeInstanceOf(InvalidRequestError);
+      await expect(
+        writeGrants(store.db, ws.id, 'wh', { everyone: false, users: ['c@grants.test', 'nobody@grants.test'] }, ACTOR),
+      ).rejects.toBeInstanceOf(InvalidRequestError);
       expect(await readGrants(store.db, ws.id, 'wh')).toEqual(before);
       expect(await grantEntries()).toHaveLength(entries);
     });
 
     it('an audit entry rolls back with the transaction of its change', async () => {
-      const count = async () => Number((await store.db.selectFrom('audit_log').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', ws.id).executeTakeFirstOrThrow()).n);
+      const count = async () =>
+        Number(
+          (
+            await store.db
+              .selectFrom('audit_log')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('workspace_id', '=', ws.id)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       const n = await count();
       await expect(
         inTransaction(store.db, async (trx) => {
-          await recordAudit(trx, { workspaceId: ws.id, actor: ACTOR, action: 'workspace.settings_changed', target: { type: 'workspace', id: ws.id } });
+          await recordAudit(trx, {
+            workspaceId: ws.id,
+            actor: ACTOR,
+            action: 'workspace.settings_changed',
+            target: { type: 'workspace', id: ws.id },
+          });
           throw new Error('the change failed after its entry');
         }),
       ).rejects.toThrow('the change failed');

@@ -113,9 +113,18 @@ describe('GET history on 50,000 entries (PostgreSQL store)', () => {
   for (const [label, who, query] of cases) {
     it(`${label}: an index, no Seq Scan on query_history`, async () => {
       const plan = await planOf(who === 'admin' ? admin : reader, query);
-      const summary = plan.map((n) => `${n['Node Type']}${n['Relation Name'] ? ` on ${n['Relation Name']}` : ''}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`);
-      expect(summary.filter((s) => s.startsWith('Seq Scan on query_history')), summary.join(' / ')).toEqual([]);
-      expect(plan.some((n) => n['Index Name']?.startsWith('query_history')), summary.join(' / ')).toBe(true);
+      const summary = plan.map(
+        (n) =>
+          `${n['Node Type']}${n['Relation Name'] ? ` on ${n['Relation Name']}` : ''}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`,
+      );
+      expect(
+        summary.filter((s) => s.startsWith('Seq Scan on query_history')),
+        summary.join(' / '),
+      ).toEqual([]);
+      expect(
+        plan.some((n) => n['Index Name']?.startsWith('query_history')),
+        summary.join(' / '),
+      ).toBe(true);
     });
   }
 });
@@ -127,7 +136,14 @@ describe('search on the PostgreSQL store', () => {
   });
 
   it('is an exact, case-insensitive substring test: `%`, `_` and `\\` are plain characters', async () => {
-    const texts = ['SELECT 1 -- 100%_done', 'SELECT 1 -- 100x_done', 'SELECT 1 -- 100%xdone', 'SELECT 1 -- path a\\b', 'SELECT 1 -- path ab', 'SELECT 1 -- Under_Score'];
+    const texts = [
+      'SELECT 1 -- 100%_done',
+      'SELECT 1 -- 100x_done',
+      'SELECT 1 -- 100%xdone',
+      'SELECT 1 -- path a\\b',
+      'SELECT 1 -- path ab',
+      'SELECT 1 -- Under_Score',
+    ];
     await client.query(
       `insert into query_history (id, workspace_id, query_id, connection_id, connection_name, sql, statement_type, status, duration_ms, source, user_id, user_email, created_at)
        select 'h_' || lpad((90000 + i)::text, 26, '0'), $1, 'q', 'conn_main', 'main', t, 'SELECT', 'succeeded', 1, 'api', $2, 'x@h.test', '2026-06-01T00:00:00.000Z'

@@ -29,8 +29,8 @@ const TEXTS = [
   'SELECT * FROM orders WHERE id = {g}',
   'select count(*) from Customers where region = {g}',
   'SELECT * FROM rare_audit_trail WHERE id = {g}',
-  "SELECT '100%_done' AS \"quoted\" -- {g}",
-  'SELECT name FROM café WHERE note = \'Ünïcode\' AND n = {g}',
+  'SELECT \'100%_done\' AS "quoted" -- {g}',
+  "SELECT name FROM café WHERE note = 'Ünïcode' AND n = {g}",
   'SELECT 1',
 ];
 
@@ -40,8 +40,17 @@ async function write(p: Principal, n: number, pick: (i: number) => number, conn 
     const text = TEXTS[pick(i)].replace('{g}', String(i));
     writes.push(
       history.write({
-        principal: p, queryId: `q_${i}`, connection: { id: `conn_${conn}`, name: conn }, sql: text, statementType: 'SELECT',
-        status: i % 7 === 0 ? 'failed' : 'succeeded', rowCount: 1, affectedRows: null, durationMs: 1, error: null, source: i % 5 === 0 ? 'mcp' : 'api',
+        principal: p,
+        queryId: `q_${i}`,
+        connection: { id: `conn_${conn}`, name: conn },
+        sql: text,
+        statementType: 'SELECT',
+        status: i % 7 === 0 ? 'failed' : 'succeeded',
+        rowCount: 1,
+        affectedRows: null,
+        durationMs: 1,
+        error: null,
+        source: i % 5 === 0 ? 'mcp' : 'api',
       }),
     );
   }
@@ -79,10 +88,27 @@ async function reference(p: Principal, search: string, filter: (e: HistoryEntry)
 const indexedUpTo = async () =>
   Number((await sql<{ r: number }>`select indexed_rowid as r from query_history_search_state`.execute(store.db)).rows[0].r);
 const partitionCount = async () =>
-  (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(store.db)).rows.filter((r) => /^query_history_search_\d+$/.test(r.name)).length;
-const maxRowid = async () => Number((await sql<{ r: number }>`select coalesce(max(rowid), 0) as r from query_history`.execute(store.db)).rows[0].r);
+  (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(store.db)).rows.filter((r) =>
+    /^query_history_search_\d+$/.test(r.name),
+  ).length;
+const maxRowid = async () =>
+  Number((await sql<{ r: number }>`select coalesce(max(rowid), 0) as r from query_history`.execute(store.db)).rows[0].r);
 
-const SEARCHES = ['orders', 'ORDERS', 'rare_audit', 'Customers where', '100%_', '%_d', '"quoted"', 'café', 'Ünïcode', 'ünïcode', 'id = 1', '= 12', 'nowhere at all'];
+const SEARCHES = [
+  'orders',
+  'ORDERS',
+  'rare_audit',
+  'Customers where',
+  '100%_',
+  '%_d',
+  '"quoted"',
+  'café',
+  'Ünïcode',
+  'ünïcode',
+  'id = 1',
+  '= 12',
+  'nowhere at all',
+];
 
 beforeAll(async () => {
   store = await openStore({ dataDir: tempDir(), storeUrl: null });
@@ -121,7 +147,11 @@ describe('history search through the SQLite trigram index', () => {
     expect(searchIndexApplies(store.db, 'orders')).toBe(true);
     expect(searchIndexApplies(store.db, 'or')).toBe(false);
     const q = store.db.selectFrom('query_history').selectAll().where('workspace_id', '=', admin.workspace.id);
-    const rows = await searchWithIndex(store.db, q, { search: 'rare_audit', matches: sql<boolean>`lower(sql) like '%rare_audit%'`, limit: 5 });
+    const rows = await searchWithIndex(store.db, q, {
+      search: 'rare_audit',
+      matches: sql<boolean>`lower(sql) like '%rare_audit%'`,
+      limit: 5,
+    });
     expect(rows).not.toBeNull();
     expect(rows!.map((r) => r.id)).toEqual((await reference(admin, 'rare_audit')).slice(0, 6));
   });
@@ -173,10 +203,15 @@ describe('history search through the SQLite trigram index', () => {
     // The reused rowids' old index entries are gone, not merely rejected by the check: no live
     // entry is a 'rare_audit' candidate unless its statement holds it.
     const size = 500;
-    const { rows: live } = await sql<{ rowid: number; sql: string }>`select rowid, sql from query_history where rowid > ${top - 200}`.execute(store.db);
+    const { rows: live } = await sql<{
+      rowid: number;
+      sql: string;
+    }>`select rowid, sql from query_history where rowid > ${top - 200}`.execute(store.db);
     for (const k of new Set(live.map((r) => Math.floor((Number(r.rowid) - 1) / size)))) {
       const table = sql.table(`query_history_search_${k}`);
-      const { rows: cands } = await sql<{ rowid: number }>`select rowid from ${table} where ${table} match '"rare_audit"'`.execute(store.db);
+      const { rows: cands } = await sql<{ rowid: number }>`select rowid from ${table} where ${table} match '"rare_audit"'`.execute(
+        store.db,
+      );
       const claimed = new Set(cands.map((c) => Number(c.rowid)));
       for (const r of live) if (claimed.has(Number(r.rowid))) expect(r.sql).toContain('rare_audit');
     }
@@ -192,7 +227,9 @@ describe('history search through the SQLite trigram index', () => {
     expect(await allPages(admin, { search: 'rare_audit' })).toEqual(await reference(admin, 'rare_audit'));
     await indexHistoryBatch(store.db, 500);
     const min = Number((await sql<{ r: number }>`select min(rowid) as r from query_history`.execute(store.db)).rows[0].r);
-    const names = (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(store.db)).rows.map((r) => r.name);
+    const names = (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(store.db)).rows.map(
+      (r) => r.name,
+    );
     const left = names.flatMap((n) => /^query_history_search_(\d+)$/.exec(n)?.[1] ?? []).map(Number);
     expect(left.length).toBeLessThan(before);
     expect(Math.min(...left)).toBe(Math.floor((min - 1) / size));
@@ -216,7 +253,9 @@ describe('history search through the SQLite trigram index', () => {
     expect(await indexedUpTo()).toBe(await maxRowid());
     expect(await allPages(admin, { search: 'rare_audit' })).toEqual(expected);
     const q = store.db.selectFrom('query_history').selectAll().where('workspace_id', '=', admin.workspace.id);
-    expect(await searchWithIndex(store.db, q, { search: 'rare_audit', matches: sql<boolean>`lower(sql) like '%rare_audit%'`, limit: 5 })).not.toBeNull();
+    expect(
+      await searchWithIndex(store.db, q, { search: 'rare_audit', matches: sql<boolean>`lower(sql) like '%rare_audit%'`, limit: 5 }),
+    ).not.toBeNull();
   });
 
   it('is kept caught up by the background indexer', async () => {
@@ -243,7 +282,8 @@ describe('history search index in a running server', () => {
         headers: { authorization: `Bearer ${h.adminKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
         body: body ? JSON.stringify(body) : undefined,
       }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
-    for (let i = 0; i < 30; i++) expect((await call('POST', '/api/query', { connectionId: 'pg', sql: `SELECT 'needle_${i}' AS n` })).status).toBe(200);
+    for (let i = 0; i < 30; i++)
+      expect((await call('POST', '/api/query', { connectionId: 'pg', sql: `SELECT 'needle_${i}' AS n` })).status).toBe(200);
     const state = async () =>
       Number((await sql<{ r: number }>`select indexed_rowid as r from query_history_search_state`.execute(h.svc.db)).rows[0].r);
     const top = Number((await sql<{ r: number }>`select max(rowid) as r from query_history`.execute(h.svc.db)).rows[0].r);

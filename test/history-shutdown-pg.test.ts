@@ -31,7 +31,12 @@ beforeAll(async () => {
     await createWorkspace(svc.db, { slug: 'load', plan: 'enterprise' });
     await createUser(svc.db, { workspace: 'load', email: 'a@load.test', role: 'admin' }, cliActor());
     const ws = await getWorkspace(svc.db, 'load');
-    await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, { name: 'pg', url: PG_URL }, cliActor());
+    await createConnection(
+      { db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir },
+      ws.id,
+      { name: 'pg', url: PG_URL },
+      cliActor(),
+    );
     secret = (await createApiKey(svc.db, { workspace: 'load', email: 'a@load.test', name: 'load' })).secret;
   } finally {
     await closeServices(svc);

@@ -176,7 +176,14 @@ describe('operations', () => {
     const res = await h.call('GET', '/api/openapi.json', null);
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
-    for (const path of ['/api/connections', '/api/connections/test', '/api/connections/{id}', '/api/query', '/api/query/history', '/api/ai/generate']) {
+    for (const path of [
+      '/api/connections',
+      '/api/connections/test',
+      '/api/connections/{id}',
+      '/api/query',
+      '/api/query/history',
+      '/api/ai/generate',
+    ]) {
       expect(Object.keys(res.body.paths)).toContain(path);
     }
     expect(res.body.paths['/api/query'].post.requestBody.content['application/json'].schema.properties.maxRows.maximum).toBe(10000);

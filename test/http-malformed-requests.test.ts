@@ -49,9 +49,15 @@ const SECRET = 'dbq_malformedRequestSecret0000000000000000';
 
 describe('requests the HTTP parser refuses', () => {
   it.each([
-    ['a bare LF inside the Authorization value', `GET /api/connections HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${SECRET}\nX: y\r\n\r\n`],
+    [
+      'a bare LF inside the Authorization value',
+      `GET /api/connections HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${SECRET}\nX: y\r\n\r\n`,
+    ],
     ['a NUL inside a header value', `GET /api/connections HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${SECRET}\0\r\n\r\n`],
-    ['an invalid header name', `GET /api/connections HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${SECRET}\r\nBad Header(): x\r\n\r\n`],
+    [
+      'an invalid header name',
+      `GET /api/connections HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${SECRET}\r\nBad Header(): x\r\n\r\n`,
+    ],
     ['a broken request line', `GET /api/connections HTTP/9.Z\r\nHost: localhost\r\nAuthorization: Bearer ${SECRET}\r\n\r\n`],
     ['not HTTP at all', `\x16\x03\x01\x02\x00 hello ${SECRET}\r\n\r\n`],
   ])('%s: 400 invalid_request envelope', async (_label, raw) => {
@@ -64,7 +70,9 @@ describe('requests the HTTP parser refuses', () => {
   });
 
   it('headers past the size limit: 431 headers_too_large envelope', async () => {
-    const res = await rawRequest(`GET /api/connections HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${SECRET}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const res = await rawRequest(
+      `GET /api/connections HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${SECRET}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
     expect(res.status, res.text).toBe(431);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.headers['x-request-id']).toBeTruthy();
@@ -72,7 +80,9 @@ describe('requests the HTTP parser refuses', () => {
   });
 
   it('a malformed request after a good one on a keep-alive socket is answered after the first response', async () => {
-    const res = await rawRequest(`GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\nX: a\0b\r\n\r\n`);
+    const res = await rawRequest(
+      `GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\nX: a\0b\r\n\r\n`,
+    );
     expect(res.status).toBe(200);
     const second = res.text.slice(res.text.indexOf('HTTP/1.1', 5));
     expect(second).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
@@ -88,13 +98,16 @@ describe('requests the HTTP parser refuses', () => {
 });
 
 describe('URLs the router cannot decode', () => {
-  it.each(['/api/%E0%A4%A', '/w/%E0%A4%A/api/connections', '/ui/assets/%C0'])('%s: 400 invalid_request envelope with X-Request-Id', async (url) => {
-    const res = await h.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${h.adminKey}` } });
-    expect(res.statusCode, res.body).toBe(400);
-    expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.headers['x-request-id']).toBeTruthy();
-    expect(res.json()).toEqual({ success: false, error: 'Invalid request: malformed URL', code: 'invalid_request' });
-  });
+  it.each(['/api/%E0%A4%A', '/w/%E0%A4%A/api/connections', '/ui/assets/%C0'])(
+    '%s: 400 invalid_request envelope with X-Request-Id',
+    async (url) => {
+      const res = await h.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${h.adminKey}` } });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.headers['x-request-id']).toBeTruthy();
+      expect(res.json()).toEqual({ success: false, error: 'Invalid request: malformed URL', code: 'invalid_request' });
+    },
+  );
 
   it('the same over a real socket', async () => {
     const res = await rawRequest('GET /api/%E0%A4%A HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');

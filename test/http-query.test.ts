@@ -81,7 +81,15 @@ for (const e of ENGINES) {
       expect(d.columns.map((c: any) => c.name)).toEqual(['id', 'v']);
       expect(typeof d.durationMs).toBe('number');
       const [entry] = await historyFor(h.readerKey, sqlText, conn(e));
-      expect(entry).toMatchObject({ queryId: d.queryId, status: 'succeeded', rowCount: 1, source: 'api', connectionName: conn(e), user: { email: 'reader@acme.test' }, apiKey: { name: 'reader-key' } });
+      expect(entry).toMatchObject({
+        queryId: d.queryId,
+        status: 'succeeded',
+        rowCount: 1,
+        source: 'api',
+        connectionName: conn(e),
+        user: { email: 'reader@acme.test' },
+        apiKey: { name: 'reader-key' },
+      });
       // Parameter values are not stored. durationMs is left out of the search: it is a
       // measurement, and a run of 942 ms once matched '42,' (a failed CI run).
       const { durationMs, ...stored } = entry;
@@ -90,7 +98,12 @@ for (const e of ENGINES) {
     });
 
     it('returns objects, truncates at maxRows, and accepts a trailing semicolon', async () => {
-      const res = await h.call('POST', '/api/query', h.readerKey, { connectionId: conn(e), sql: `SELECT id FROM ${table} ORDER BY id;`, maxRows: 5, rowFormat: 'objects' });
+      const res = await h.call('POST', '/api/query', h.readerKey, {
+        connectionId: conn(e),
+        sql: `SELECT id FROM ${table} ORDER BY id;`,
+        maxRows: 5,
+        rowFormat: 'objects',
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body.data).toMatchObject({ rows: [{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4 }, { id: 5 }], rowCount: 5, truncated: true });
     });
@@ -118,7 +131,11 @@ for (const e of ENGINES) {
     });
 
     it("runs an admin's write and reports affectedRows", async () => {
-      const ins = await h.call('POST', '/api/query', h.adminKey, { connectionId: conn(e), sql: `INSERT INTO ${table} (id, v) VALUES (${ph(e, 1)}, ${ph(e, 2)})`, params: [1000, 'new'] });
+      const ins = await h.call('POST', '/api/query', h.adminKey, {
+        connectionId: conn(e),
+        sql: `INSERT INTO ${table} (id, v) VALUES (${ph(e, 1)}, ${ph(e, 2)})`,
+        params: [1000, 'new'],
+      });
       expect(ins.status, JSON.stringify(ins.body)).toBe(200);
       expect(ins.body.data).toMatchObject({ statementType: 'INSERT', affectedRows: 1, rows: [] });
       const del = await h.call('POST', '/api/query', h.adminKey, { connectionId: conn(e), sql: `DELETE FROM ${table} WHERE id = 1000` });
@@ -167,7 +184,9 @@ describe('connections over HTTP', () => {
     expect((await h.call('PATCH', '/api/connections/aaa-secret', h.readerKey, { readOnly: true })).status).toBe(403);
     expect((await h.call('DELETE', '/api/connections/aaa-secret', h.readerKey)).status).toBe(403);
     expect((await h.call('PATCH', '/api/connections/conn_nope', h.adminKey, { readOnly: true })).status).toBe(404);
-    expect((await h.call('POST', '/api/connections/test', h.readerKey, { connectionId: 'nope' })).body).toMatchObject({ error: 'Connection not found' });
+    expect((await h.call('POST', '/api/connections/test', h.readerKey, { connectionId: 'nope' })).body).toMatchObject({
+      error: 'Connection not found',
+    });
   });
 
   it('refuses SQLite files outside DBQ_SQLITE_DIR', async () => {
@@ -214,7 +233,9 @@ describe('connections over HTTP', () => {
   it('picks up PATCHed settings at the next query and closes the pool on DELETE', async () => {
     const res = await h.call('PATCH', '/api/connections/down', h.adminKey, { port: 5432 });
     expect(res.body.data.connection.port).toBe(5432);
-    expect((await h.call('POST', '/api/query', h.adminKey, { connectionId: 'down', sql: 'SELECT 1 AS one' })).body.data.rows).toEqual([[1]]);
+    expect((await h.call('POST', '/api/query', h.adminKey, { connectionId: 'down', sql: 'SELECT 1 AS one' })).body.data.rows).toEqual([
+      [1],
+    ]);
     expect((await h.call('DELETE', '/api/connections/down', h.adminKey)).body.data.deleted).toBe(true);
     expect((await h.call('POST', '/api/query', h.adminKey, { connectionId: 'down', sql: 'SELECT 1' })).status).toBe(404);
   });

@@ -26,7 +26,11 @@ afterAll(async () => {
 });
 
 async function post(path: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${m.origin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+  const res = await fetch(`${m.origin}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body,
+  });
   const text = await res.text();
   try {
     return { status: res.status, body: JSON.parse(text) };
@@ -66,13 +70,23 @@ describe('1 MB of `[` is refused at the 65th bracket, on every door', () => {
   }, 60_000);
 
   it('the web app JSON endpoints (sign-in, no session needed) the same', async () => {
-    const res = await m.h.app.inject({ method: 'POST', url: '/ui/api/login', headers: { 'content-type': 'application/json' }, payload: BRACKETS });
+    const res = await m.h.app.inject({
+      method: 'POST',
+      url: '/ui/api/login',
+      headers: { 'content-type': 'application/json' },
+      payload: BRACKETS,
+    });
     expectTooDeep({ status: res.statusCode, body: JSON.parse(res.body) });
   });
 
   it('four at once, from nobody, leave /healthz answering', async () => {
     const { loopMs, healthMs } = await held(async () => {
-      const answers = await Promise.all([post('/mcp', BRACKETS), post('/mcp', BRACKETS), post('/mcp', BRACKETS), post('/messages?sessionId=x', BRACKETS)]);
+      const answers = await Promise.all([
+        post('/mcp', BRACKETS),
+        post('/mcp', BRACKETS),
+        post('/mcp', BRACKETS),
+        post('/messages?sessionId=x', BRACKETS),
+      ]);
       for (const a of answers) expectTooDeep(a);
     });
     expect(loopMs).toBeLessThan(HOLD_LIMIT_MS);
@@ -82,7 +96,9 @@ describe('1 MB of `[` is refused at the 65th bracket, on every door', () => {
   it('nested objects, and brackets inside strings do not count', async () => {
     expectTooDeep(await post('/mcp', '{"a":'.repeat(100_000)));
     // 90,000 brackets inside a string are text: this is a valid, shallow body.
-    const quoted = await post('/api/query', JSON.stringify({ connectionId: 'lite', sql: `SELECT length('${'['.repeat(90_000)}') AS n` }), { authorization: `Bearer ${m.h.readerKey}` });
+    const quoted = await post('/api/query', JSON.stringify({ connectionId: 'lite', sql: `SELECT length('${'['.repeat(90_000)}') AS n` }), {
+      authorization: `Bearer ${m.h.readerKey}`,
+    });
     expect(quoted.status, JSON.stringify(quoted.body).slice(0, 300)).toBe(200);
     expect(quoted.body.data.rows).toEqual([[90_000]]);
   }, 60_000);
@@ -91,7 +107,12 @@ describe('1 MB of `[` is refused at the 65th bracket, on every door', () => {
 describe(`more than ${MAX_JSON_VALUES} values are refused before JSON.parse`, () => {
   const M = 1024 * 1024;
   it('1 MiB of `{}` (350,000 objects: 250–800 ms of JSON.parse and GC) to /mcp with no key: 400 at once', async () => {
-    const objects = '[' + Array(Math.floor(M / 3) - 10).fill('{}').join(',') + ']';
+    const objects =
+      '[' +
+      Array(Math.floor(M / 3) - 10)
+        .fill('{}')
+        .join(',') +
+      ']';
     let answer: { status: number; body: any } | undefined;
     const { loopMs, healthMs } = await held(async () => {
       answer = await post('/mcp', objects);
@@ -105,10 +126,18 @@ describe(`more than ${MAX_JSON_VALUES} values are refused before JSON.parse`, ()
   }, 60_000);
 
   it('a wide query parameter is named; 45,000 array elements (a PostgreSQL array parameter) still bind', async () => {
-    const wide = await post('/api/query', JSON.stringify({ connectionId: 'pg', sql: 'SELECT cardinality($1::int[]) AS n', params: [Array(60_000).fill(1)] }), { authorization: `Bearer ${m.h.adminKey}` });
+    const wide = await post(
+      '/api/query',
+      JSON.stringify({ connectionId: 'pg', sql: 'SELECT cardinality($1::int[]) AS n', params: [Array(60_000).fill(1)] }),
+      { authorization: `Bearer ${m.h.adminKey}` },
+    );
     expect(wide.status).toBe(400);
     expect(wide.body.details.field).toBe('params');
-    const ok = await post('/api/query', JSON.stringify({ connectionId: 'pg', sql: 'SELECT cardinality($1::int[]) AS n', params: [Array(45_000).fill(1)] }), { authorization: `Bearer ${m.h.adminKey}` });
+    const ok = await post(
+      '/api/query',
+      JSON.stringify({ connectionId: 'pg', sql: 'SELECT cardinality($1::int[]) AS n', params: [Array(45_000).fill(1)] }),
+      { authorization: `Bearer ${m.h.adminKey}` },
+    );
     expect(ok.status, JSON.stringify(ok.body).slice(0, 300)).toBe(200);
     expect(ok.body.data.rows).toEqual([[45_000]]);
   }, 60_000);
@@ -123,7 +152,9 @@ describe('depth up to the limit is accepted where a route takes arbitrary JSON (
 
   it(`an object parameter ${PARAM_OBJECT_DEPTH} levels deep is bound and comes back`, async () => {
     const deep = nestedObject(PARAM_OBJECT_DEPTH);
-    const res = await post('/api/query', JSON.stringify({ connectionId: 'pg', sql: 'SELECT $1::jsonb AS v', params: [deep] }), { authorization: `Bearer ${m.h.adminKey}` });
+    const res = await post('/api/query', JSON.stringify({ connectionId: 'pg', sql: 'SELECT $1::jsonb AS v', params: [deep] }), {
+      authorization: `Bearer ${m.h.adminKey}`,
+    });
     expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
     expect(res.body.data.rows[0][0]).toEqual(deep);
   });
@@ -143,16 +174,31 @@ describe('depth up to the limit is accepted where a route takes arbitrary JSON (
   it('MCP at depth 30 reaches the tool (JSON-RPC, arguments, params, value)', async () => {
     const client = await m.connect('streamable', m.h.adminKey);
     const deep = nestedObject(30);
-    const result = await client.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT $1::jsonb AS v', params: [deep] } });
+    const result = await client.callTool({
+      name: 'execute_query',
+      arguments: { connectionId: 'pg', sql: 'SELECT $1::jsonb AS v', params: [deep] },
+    });
     expect(result.isError, JSON.stringify(result.content).slice(0, 300)).toBeFalsy();
   });
 });
 
 describe('the scan', () => {
   it('finds forbidden keys, escaped ones too, with the path, without walking the parsed value', () => {
-    expect(scanJsonText('{"params":[{"__proto__":{"x":1}}]}')).toEqual({ kind: 'forbidden', key: '__proto__', path: 'params[0].__proto__' });
-    expect(scanJsonText('[1,{"\\u005f\\u005fproto\\u005f\\u005f":1}]')).toEqual({ kind: 'forbidden', key: '__proto__', path: '[1].__proto__' });
-    expect(scanJsonText('{"a":{"constructor":{"b":1,"prototype":{}}}}')).toEqual({ kind: 'forbidden', key: 'constructor.prototype', path: 'a.constructor.prototype' });
+    expect(scanJsonText('{"params":[{"__proto__":{"x":1}}]}')).toEqual({
+      kind: 'forbidden',
+      key: '__proto__',
+      path: 'params[0].__proto__',
+    });
+    expect(scanJsonText('[1,{"\\u005f\\u005fproto\\u005f\\u005f":1}]')).toEqual({
+      kind: 'forbidden',
+      key: '__proto__',
+      path: '[1].__proto__',
+    });
+    expect(scanJsonText('{"a":{"constructor":{"b":1,"prototype":{}}}}')).toEqual({
+      kind: 'forbidden',
+      key: 'constructor.prototype',
+      path: 'a.constructor.prototype',
+    });
     expect(scanJsonText('{"constructor":1,"prototype":{}}')).toEqual({ kind: 'ok' });
     expect(scanJsonText('{"s":"__proto__","t":"a\\"{[\\\\","__proto":{"constructor":[{"prototype":1}]}}')).toEqual({ kind: 'ok' });
   });
@@ -161,9 +207,19 @@ describe('the scan', () => {
     const M = 1024 * 1024;
     const shapes = {
       'escaped quotes': JSON.stringify({ sql: '"'.repeat(M / 2 - 20) }),
-      'one backslash at the end, many strings': '[' + Array(M / 8).fill('"ab"').join(',') + ',"\\\\"]',
+      'one backslash at the end, many strings':
+        '[' +
+        Array(M / 8)
+          .fill('"ab"')
+          .join(',') +
+        ',"\\\\"]',
       'escaped keys': '{' + Array.from({ length: 60_000 }, (_, i) => `"\\u0041${i}":1`).join(',') + '}',
-      'wide, 60 deep': '['.repeat(60) + Array(M / 2 - 200).fill('0').join(',') + ']'.repeat(60),
+      'wide, 60 deep':
+        '['.repeat(60) +
+        Array(M / 2 - 200)
+          .fill('0')
+          .join(',') +
+        ']'.repeat(60),
     };
     for (const [name, text] of Object.entries(shapes)) {
       // No value limit here: what is timed is the scan over the whole text.

@@ -13,7 +13,14 @@ let h: Harness;
 let idHidden: string;
 
 async function keyCount(): Promise<number> {
-  return Number((await h.svc.db.selectFrom('api_keys').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  return Number(
+    (
+      await h.svc.db
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 }
 
 async function tool(name: string, connectionId: string) {
@@ -29,8 +36,10 @@ beforeAll(async () => {
     db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1);');
     db.close();
   }
-  const open = (await h.call('POST', '/api/connections', h.adminKey, { name: 'open', url: 'sqlite:tools-open.db' })).body.data.connection.id;
-  idHidden = (await h.call('POST', '/api/connections', h.adminKey, { name: 'hidden', url: 'sqlite:tools-hidden.db' })).body.data.connection.id;
+  const open = (await h.call('POST', '/api/connections', h.adminKey, { name: 'open', url: 'sqlite:tools-open.db' })).body.data.connection
+    .id;
+  idHidden = (await h.call('POST', '/api/connections', h.adminKey, { name: 'hidden', url: 'sqlite:tools-hidden.db' })).body.data.connection
+    .id;
   await tool('daily_total', open);
   await tool('weekly_total', open);
   await tool('gone_tool', open);
@@ -45,7 +54,11 @@ afterAll(async () => {
 
 describe('POST /keys with tools', () => {
   it('accepts live tools the user may use (duplicates once)', async () => {
-    const res = await h.call('POST', '/api/keys', h.adminKey, { name: 'ok', user: 'reader@acme.test', tools: ['daily_total', 'weekly_total', 'daily_total'] });
+    const res = await h.call('POST', '/api/keys', h.adminKey, {
+      name: 'ok',
+      user: 'reader@acme.test',
+      tools: ['daily_total', 'weekly_total', 'daily_total'],
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body.data.apiKey.scope).toEqual({ tools: ['daily_total', 'weekly_total'] });
   });
@@ -54,7 +67,11 @@ describe('POST /keys with tools', () => {
     const before = await keyCount();
     const res = await h.call('POST', '/api/keys', h.adminKey, { name: 'x', user: 'reader@acme.test', tools: ['daily_total', 'no_such'] });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: 'invalid_request', error: 'tools: unknown tool "no_such"', details: { field: 'tools', tool: 'no_such', tools: ['no_such'] } });
+    expect(res.body).toMatchObject({
+      code: 'invalid_request',
+      error: 'tools: unknown tool "no_such"',
+      details: { field: 'tools', tool: 'no_such', tools: ['no_such'] },
+    });
     expect(await keyCount()).toBe(before);
   });
 
@@ -91,17 +108,47 @@ describe('POST /keys with tools', () => {
 describe('the CLI and the web form', () => {
   it('`dbq key create --tool no_such` fails naming the tool and stores no key', async () => {
     const before = await keyCount();
-    const bad = await runDbq(h.dataDir, ['key', 'create', '--workspace', 'default', '--user', 'reader@acme.test', '--name', 'x', '--tool', 'daily_total', '--tool', 'no_such']);
+    const bad = await runDbq(h.dataDir, [
+      'key',
+      'create',
+      '--workspace',
+      'default',
+      '--user',
+      'reader@acme.test',
+      '--name',
+      'x',
+      '--tool',
+      'daily_total',
+      '--tool',
+      'no_such',
+    ]);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('tools: unknown tool "no_such"');
     expect(await keyCount()).toBe(before);
-    const good = await runDbq(h.dataDir, ['key', 'create', '--workspace', 'default', '--user', 'reader@acme.test', '--name', 'cli-tools', '--tool', 'daily_total', '--json']);
+    const good = await runDbq(h.dataDir, [
+      'key',
+      'create',
+      '--workspace',
+      'default',
+      '--user',
+      'reader@acme.test',
+      '--name',
+      'cli-tools',
+      '--tool',
+      'daily_total',
+      '--json',
+    ]);
     expect(good.code, good.stderr).toBe(0);
     expect(JSON.parse(good.stdout).apiKey.scope).toEqual({ tools: ['daily_total'] });
   }, 60_000);
 
   it('the web key form (/ui/api/keys) answers 400 naming the tool', async () => {
-    const login = await h.app.inject({ method: 'POST', url: '/ui/api/login', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: 'admin@acme.test', password: 'correct horse' }) });
+    const login = await h.app.inject({
+      method: 'POST',
+      url: '/ui/api/login',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ email: 'admin@acme.test', password: 'correct horse' }),
+    });
     expect(login.statusCode, login.body).toBe(200);
     const cookie = /dbq_session=[^;]+/.exec(String(login.headers['set-cookie']))![0];
     const csrf = JSON.parse(login.body).data.csrfToken as string;
@@ -114,7 +161,11 @@ describe('the CLI and the web form', () => {
       });
     const bad = await post(['no_such']);
     expect(bad.statusCode).toBe(400);
-    expect(JSON.parse(bad.body)).toMatchObject({ code: 'invalid_request', error: 'tools: unknown tool "no_such"', details: { field: 'tools' } });
+    expect(JSON.parse(bad.body)).toMatchObject({
+      code: 'invalid_request',
+      error: 'tools: unknown tool "no_such"',
+      details: { field: 'tools' },
+    });
     const good = await post(['weekly_total']);
     expect(good.statusCode, good.body).toBe(201);
   });

@@ -28,10 +28,22 @@ describe('lazy loading', () => {
 
   it('the lazy engines report the capabilities their adapters have', async () => {
     const config = (engine: EngineConfig['engine']): EngineConfig => ({
-      engine, host: '127.0.0.1', port: null, database: engine === 'sqlite' ? '/nonexistent/x.db' : 'test', user: null, password: null,
-      ssl: false, maxConnections: 1, acquireTimeoutMs: 1000, connectTimeoutMs: 1000,
+      engine,
+      host: '127.0.0.1',
+      port: null,
+      database: engine === 'sqlite' ? '/nonexistent/x.db' : 'test',
+      user: null,
+      password: null,
+      ssl: false,
+      maxConnections: 1,
+      acquireTimeoutMs: 1000,
+      connectTimeoutMs: 1000,
     });
-    for (const [name, create] of [['postgres', createPostgresEngine], ['mysql', createMysqlEngine], ['sqlite', createSqliteEngine]] as const) {
+    for (const [name, create] of [
+      ['postgres', createPostgresEngine],
+      ['mysql', createMysqlEngine],
+      ['sqlite', createSqliteEngine],
+    ] as const) {
       const engine = create(config(name));
       expect(CAPABILITIES[name]).toEqual(engine.capabilities);
       await engine.close();

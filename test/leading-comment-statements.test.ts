@@ -36,7 +36,11 @@ beforeAll(async () => {
   const db = new Database(path.join(dir, 'comments.db'));
   db.exec(`CREATE TABLE ${table} (id int); INSERT INTO ${table} VALUES (1), (2);`);
   db.close();
-  for (const [name, url] of [['postgres', PG_URL], ['mysql', MYSQL_URL], ['sqlite', 'sqlite:comments.db']]) {
+  for (const [name, url] of [
+    ['postgres', PG_URL],
+    ['mysql', MYSQL_URL],
+    ['sqlite', 'sqlite:comments.db'],
+  ]) {
     const res = await h.call('POST', '/api/connections', h.adminKey, { name: `c-${name}`, url });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
   }
@@ -55,7 +59,11 @@ afterAll(async () => {
 });
 
 async function count(engine: string): Promise<number> {
-  const res = await h.call('POST', '/api/query', h.adminKey, { connectionId: `c-${engine}`, sql: `SELECT count(*) AS n FROM ${table}`, rowFormat: 'objects' });
+  const res = await h.call('POST', '/api/query', h.adminKey, {
+    connectionId: `c-${engine}`,
+    sql: `SELECT count(*) AS n FROM ${table}`,
+    rowFormat: 'objects',
+  });
   expect(res.status).toBe(200);
   return Number(res.body.data.rows[0].n);
 }
@@ -78,13 +86,12 @@ describe.each(ENGINES)('%s', (engine) => {
     await h.call('POST', '/api/query', h.adminKey, { connectionId: `c-${engine}`, sql: `DELETE FROM ${table} WHERE id = 3` });
   });
 
-  it.each([
-    `/* x */ ; SELECT 1`,
-    `-- c\n; SELECT 1`,
-    `/* x */ SELECT 1; DELETE FROM ${table}`,
-  ])('several statements behind comments are still refused: %j', async (sql) => {
-    const res = await h.call('POST', '/api/query', h.adminKey, { connectionId: `c-${engine}`, sql });
-    expect(res.status, JSON.stringify(res.body)).toBe(400);
-    expect(await count(engine)).toBe(2);
-  });
+  it.each([`/* x */ ; SELECT 1`, `-- c\n; SELECT 1`, `/* x */ SELECT 1; DELETE FROM ${table}`])(
+    'several statements behind comments are still refused: %j',
+    async (sql) => {
+      const res = await h.call('POST', '/api/query', h.adminKey, { connectionId: `c-${engine}`, sql });
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(await count(engine)).toBe(2);
+    },
+  );
 });

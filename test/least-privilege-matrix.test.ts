@@ -130,7 +130,8 @@ async function ask(door: Door, role: Role, scope: Scope, op: Op): Promise<Answer
         const state = await h.call('GET', `/api/query/${res.body.data.queryId}`, key);
         const data = state.body.data;
         if (data.status === 'succeeded') return { ok: true, rows: data.result.rows.length, raw: data };
-        if (data.status !== 'running') return { ok: false, code: data.error.code, reason: data.error.details?.reason, rows: null, raw: data };
+        if (data.status !== 'running')
+          return { ok: false, code: data.error.code, reason: data.error.details?.reason, rows: null, raw: data };
         await new Promise((r) => setTimeout(r, 10));
       }
     }
@@ -180,7 +181,11 @@ beforeAll(async () => {
   }
   fileA = path.join(dir, 'matrix-a.db');
   const ids: Record<string, string> = {};
-  for (const [name, file] of [['ma', 'matrix-a.db'], ['mb', 'matrix-b.db'], ['mc', 'matrix-c.db']]) {
+  for (const [name, file] of [
+    ['ma', 'matrix-a.db'],
+    ['mb', 'matrix-b.db'],
+    ['mc', 'matrix-c.db'],
+  ]) {
     const res = await m.h.call('POST', '/api/connections', m.h.adminKey, { name, url: `sqlite:${file}` });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     ids[name] = res.body.data.connection.id;
@@ -190,14 +195,27 @@ beforeAll(async () => {
   for (const role of ROLES) {
     await createUser(db, { workspace: 'default', email: EMAIL[role], role, password: PASSWORD[role] }, cliActor());
     for (const scope of SCOPES) {
-      const { secret } = await createApiKey(db, { workspace: 'default', email: EMAIL[role], name: `${role}-${scope}`, scope: SCOPE_INPUT[scope] });
+      const { secret } = await createApiKey(db, {
+        workspace: 'default',
+        email: EMAIL[role],
+        name: `${role}-${scope}`,
+        scope: SCOPE_INPUT[scope],
+      });
       keys.set(`${role}:${scope}`, secret);
       clients.set(`mcp-sse:${role}:${scope}`, await m.connect('sse', secret));
       clients.set(`mcp-streamable:${role}:${scope}`, await m.connect('streamable', secret));
     }
-    const login = await m.h.app.inject({ method: 'POST', url: '/ui/api/login', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: EMAIL[role], password: PASSWORD[role] }) });
+    const login = await m.h.app.inject({
+      method: 'POST',
+      url: '/ui/api/login',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ email: EMAIL[role], password: PASSWORD[role] }),
+    });
     expect(login.statusCode, login.body).toBe(200);
-    sessions.set(role, { cookie: `dbq_session=${/dbq_session=([^;]+)/.exec(String(login.headers['set-cookie']))![1]}`, csrf: JSON.parse(login.body).data.csrfToken });
+    sessions.set(role, {
+      cookie: `dbq_session=${/dbq_session=([^;]+)/.exec(String(login.headers['set-cookie']))![1]}`,
+      csrf: JSON.parse(login.body).data.csrfToken,
+    });
   }
 });
 

@@ -54,11 +54,29 @@ describe('memoised look-ups on the SQLite store', () => {
     expect(store.epoch()).not.toBe(before);
     expect((await authenticateKey(store.db, secret, store.memo)).user.role).toBe('read_only');
     const afterUser = store.epoch();
-    await store.db.insertInto('query_history').values({
-      id: 'h_00000000000000000000000000', workspace_id: (await ensureDefaultWorkspace(store.db)).id, query_id: 'q', connection_id: 'c', connection_name: 'c',
-      sql: 'SELECT 1', statement_type: 'SELECT', status: 'succeeded', row_count: 1, affected_rows: null, duration_ms: 1, error: null, source: 'api',
-      api_key_id: null, api_key_name: null, user_id: 'u', user_email: 'e', created_at: new Date().toISOString(),
-    }).execute();
+    await store.db
+      .insertInto('query_history')
+      .values({
+        id: 'h_00000000000000000000000000',
+        workspace_id: (await ensureDefaultWorkspace(store.db)).id,
+        query_id: 'q',
+        connection_id: 'c',
+        connection_name: 'c',
+        sql: 'SELECT 1',
+        statement_type: 'SELECT',
+        status: 'succeeded',
+        row_count: 1,
+        affected_rows: null,
+        duration_ms: 1,
+        error: null,
+        source: 'api',
+        api_key_id: null,
+        api_key_name: null,
+        user_id: 'u',
+        user_email: 'e',
+        created_at: new Date().toISOString(),
+      })
+      .execute();
     expect(store.epoch()).toBe(afterUser);
   });
 });

@@ -37,7 +37,11 @@ describe('concurrent sessions', () => {
           const data = dataOf(
             await client.callTool({
               name: 'execute_query',
-              arguments: { connectionId: 'pg', sql: 'SELECT $1::int AS tag, (SELECT count(*) FROM generate_series(1, $2::int)) AS work', params: [tag, work] },
+              arguments: {
+                connectionId: 'pg',
+                sql: 'SELECT $1::int AS tag, (SELECT count(*) FROM generate_series(1, $2::int)) AS work',
+                params: [tag, work],
+              },
             }),
           );
           expect(data.rows[0]).toEqual([tag, String(work)]);

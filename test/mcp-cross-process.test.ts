@@ -94,7 +94,10 @@ function portOf(p: DbqProcess): string {
   return new URL(p.url).port;
 }
 
-async function sseOnAPostingToB(key: string, keyIn: 'query' | 'header'): Promise<{ client: Client; sent: Sent[]; sessionId: () => string }> {
+async function sseOnAPostingToB(
+  key: string,
+  keyIn: 'query' | 'header',
+): Promise<{ client: Client; sent: Sent[]; sessionId: () => string }> {
   const sent: Sent[] = [];
   let sessionId = '';
   const steer = steering((method) => method === 'POST', sent);
@@ -133,13 +136,18 @@ const ping = (id: number) => ({ jsonrpc: '2.0', id, method: 'ping' });
 const streamableHeaders = (sessionId: string) => ({ accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId });
 
 describe('MCP sessions across two processes (no sticky sessions)', () => {
-  it('SSE: a stream opened on A takes its POSTs at B (key-less, ?api_key= client); answers arrive on A\'s stream', async () => {
+  it("SSE: a stream opened on A takes its POSTs at B (key-less, ?api_key= client); answers arrive on A's stream", async () => {
     const { client, sent, sessionId } = await sseOnAPostingToB(keys.main.secret, 'query');
     const tools = await client.listTools();
     expect(tools.tools.map((t) => t.name)).toContain('execute_query');
     const listed = dataOf(await client.callTool({ name: 'list_connections', arguments: {} }));
     expect(listed.connections.map((c: { name: string }) => c.name)).toEqual(['pg']);
-    const result = dataOf(await client.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT 41 + 1 AS answer, $1::text AS who', params: ['b'] } }));
+    const result = dataOf(
+      await client.callTool({
+        name: 'execute_query',
+        arguments: { connectionId: 'pg', sql: 'SELECT 41 + 1 AS answer, $1::text AS who', params: ['b'] },
+      }),
+    );
     expect(result.rows).toEqual([[42, 'b']]);
     const refused = await client.callTool({ name: 'execute_query', arguments: { connectionId: 'nope', sql: 'SELECT 1' } });
     expect(textOf(refused)).toContain('Connection not found');
@@ -162,7 +170,9 @@ describe('MCP sessions across two processes (no sticky sessions)', () => {
     const { client, transport, sent } = await streamableOnAThenB(keys.main.secret);
     const listed = dataOf(await client.callTool({ name: 'list_connections', arguments: {} }));
     expect(listed.connections.map((c: { name: string }) => c.name)).toEqual(['pg']);
-    const result = dataOf(await client.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT 6 * 7 AS answer' } }));
+    const result = dataOf(
+      await client.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT 6 * 7 AS answer' } }),
+    );
     expect(result.rows).toEqual([[42]]);
     const tables = dataOf(await client.callTool({ name: 'list_tables', arguments: { connectionId: 'pg' } }));
     expect(Array.isArray(tables.tables)).toBe(true);
@@ -201,7 +211,12 @@ describe('MCP sessions across two processes (no sticky sessions)', () => {
     const { transport } = await streamableOnAThenB(keys.main.secret);
     const sessionId = transport.sessionId!;
     const marker = `relay_cut_${process.pid}`;
-    const slowCall = { jsonrpc: '2.0', id: 31, method: 'tools/call', params: { name: 'execute_query', arguments: { connectionId: 'pg', sql: `SELECT pg_sleep(3) AS ${marker}` } } };
+    const slowCall = {
+      jsonrpc: '2.0',
+      id: 31,
+      method: 'tools/call',
+      params: { name: 'execute_query', arguments: { connectionId: 'pg', sql: `SELECT pg_sleep(3) AS ${marker}` } },
+    };
     const started = Date.now();
     const inFlight = http('POST', `${b.url}/w/acme/mcp`, keys.main.secret, slowCall, streamableHeaders(sessionId));
     await until('the relayed call to run on A', async () => (await backendsRunning(marker)) > 0, 2_000);
@@ -245,8 +260,12 @@ describe('MCP sessions across two processes (no sticky sessions)', () => {
     expect(bad.status).toBe(401);
 
     // Both sessions are unharmed.
-    expect(dataOf(await sse.client.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT 1 AS one' } })).rows).toEqual([[1]]);
-    expect(dataOf(await streamable.client.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT 2 AS two' } })).rows).toEqual([[2]]);
+    expect(
+      dataOf(await sse.client.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT 1 AS one' } })).rows,
+    ).toEqual([[1]]);
+    expect(
+      dataOf(await streamable.client.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT 2 AS two' } })).rows,
+    ).toEqual([[2]]);
   });
 
   it('a revoked key is refused at B and its session on A is closed', async () => {
@@ -260,7 +279,10 @@ describe('MCP sessions across two processes (no sticky sessions)', () => {
       expect(await redis.get(binding)).not.toContain(keys.leaver.secret);
       await revokeApiKey(svc.db, 'acme', keys.leaver.id);
       // Authentication reads the store on every message; give the other processes' memo a moment.
-      await eventually(async () => (await http('POST', `${b.url}/w/acme/messages?sessionId=${sessionId()}`, null, ping(9))).status === 401, 5000);
+      await eventually(
+        async () => (await http('POST', `${b.url}/w/acme/messages?sessionId=${sessionId()}`, null, ping(9))).status === 401,
+        5000,
+      );
       await eventually(async () => (await redis.exists(binding)) === 0, 5000);
     } finally {
       redis.disconnect();
@@ -269,7 +291,7 @@ describe('MCP sessions across two processes (no sticky sessions)', () => {
     expect(after.status).toBe(404);
   });
 
-  it('once A is gone, B answers 404 Session not found for A\'s sessions', async () => {
+  it("once A is gone, B answers 404 Session not found for A's sessions", async () => {
     const sse = await sseOnAPostingToB(keys.main.secret, 'query');
     await sse.client.listTools();
     const streamable = await streamableOnAThenB(keys.main.secret);
@@ -277,7 +299,12 @@ describe('MCP sessions across two processes (no sticky sessions)', () => {
     // A call relayed through B and running on A when A dies: B notices A's channel has no
     // subscriber any more and answers 404 within its probe interval (2 s), not the relay timeout.
     const marker = `relay_dies_${process.pid}`;
-    const slowCall = { jsonrpc: '2.0', id: 13, method: 'tools/call', params: { name: 'execute_query', arguments: { connectionId: 'pg', sql: `SELECT pg_sleep(6) AS ${marker}` } } };
+    const slowCall = {
+      jsonrpc: '2.0',
+      id: 13,
+      method: 'tools/call',
+      params: { name: 'execute_query', arguments: { connectionId: 'pg', sql: `SELECT pg_sleep(6) AS ${marker}` } },
+    };
     const started = Date.now();
     const inFlight = http('POST', `${b.url}/w/acme/mcp`, keys.main.secret, slowCall, streamableHeaders(mcpId));
     await until('the relayed call to run on A', async () => (await backendsRunning(marker)) > 0, 3_000);
@@ -295,8 +322,14 @@ describe('MCP sessions across two processes (no sticky sessions)', () => {
     expect(viaMcp.body).toEqual({ success: false, error: 'Session not found', code: 'not_found' });
     // B itself is fine: a new session opened on it works.
     const fresh = new Client({ name: 'after', version: '1' });
-    await fresh.connect(new StreamableHTTPClientTransport(new URL(`${b.url}/w/acme/mcp`), { requestInit: { headers: { authorization: `Bearer ${keys.main.secret}` } } }));
+    await fresh.connect(
+      new StreamableHTTPClientTransport(new URL(`${b.url}/w/acme/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${keys.main.secret}` } },
+      }),
+    );
     clients.push(fresh);
-    expect(dataOf(await fresh.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT 3 AS three' } })).rows).toEqual([[3]]);
+    expect(
+      dataOf(await fresh.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT 3 AS three' } })).rows,
+    ).toEqual([[3]]);
   });
 });

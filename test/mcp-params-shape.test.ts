@@ -21,12 +21,20 @@ describe.each(TRANSPORTS)('execute_query params over %s', (transport) => {
       // so neither a string (bound as text) nor a BigInt (JSON.stringify throws) would test this.
       [[Number.MAX_SAFE_INTEGER + 1], 'params[0]'],
     ] as const) {
-      const result = (await client.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT $1::text', params } })) as { isError?: boolean };
+      const result = (await client.callTool({
+        name: 'execute_query',
+        arguments: { connectionId: 'pg', sql: 'SELECT $1::text', params },
+      })) as { isError?: boolean };
       expect(result.isError).toBe(true);
       const envelope = JSON.parse(textOf(result).split('\n')[1]);
       expect(envelope).toMatchObject({ code: 'invalid_request', details: { field } });
     }
-    const ok = dataOf(await client.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT $1::int + 1, array_length($2::int[], 1)', params: [41, [1, 2]] } }));
+    const ok = dataOf(
+      await client.callTool({
+        name: 'execute_query',
+        arguments: { connectionId: 'pg', sql: 'SELECT $1::int + 1, array_length($2::int[], 1)', params: [41, [1, 2]] },
+      }),
+    );
     expect(ok.rows[0]).toEqual([42, 2]);
   });
 });

@@ -31,7 +31,9 @@ describe('plan limits', () => {
     const sse = new Client({ name: 't', version: '1' });
     await sse.connect(new SSEClientTransport(new URL(`${m.origin}/w/other/sse`), { requestInit: { headers }, fetch: recordingFetch }));
     const streamable = new Client({ name: 't', version: '1' });
-    await streamable.connect(new StreamableHTTPClientTransport(new URL(`${m.origin}/w/other/mcp`), { requestInit: { headers }, fetch: recordingFetch }));
+    await streamable.connect(
+      new StreamableHTTPClientTransport(new URL(`${m.origin}/w/other/mcp`), { requestInit: { headers }, fetch: recordingFetch }),
+    );
 
     dataOf(await sse.callTool({ name: 'list_connections', arguments: {} }));
     dataOf(await streamable.callTool({ name: 'list_connections', arguments: {} }));

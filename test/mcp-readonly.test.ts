@@ -49,10 +49,18 @@ describe.each(TRANSPORTS)('over %s', (transport) => {
     admin = await m.connect(transport, m.h.adminKey);
     reader = await m.connect(transport, m.h.readerKey, transport === 'sse' ? { keyIn: 'query' } : {});
     // The admin builds the probe table through MCP: writes are allowed for admin keys.
-    dataOf(await admin.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: `CREATE TABLE IF NOT EXISTS ${table} (id int PRIMARY KEY, v text)` } }));
+    dataOf(
+      await admin.callTool({
+        name: 'execute_query',
+        arguments: { connectionId: 'pg', sql: `CREATE TABLE IF NOT EXISTS ${table} (id int PRIMARY KEY, v text)` },
+      }),
+    );
     dataOf(await admin.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: `DELETE FROM ${table}` } }));
     const ins = dataOf(
-      await admin.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: `INSERT INTO ${table} SELECT g, 'v' || g FROM generate_series(1, 10) g` } }),
+      await admin.callTool({
+        name: 'execute_query',
+        arguments: { connectionId: 'pg', sql: `INSERT INTO ${table} SELECT g, 'v' || g FROM generate_series(1, 10) g` },
+      }),
     );
     expect(ins.affectedRows).toBe(10);
   });
@@ -67,12 +75,17 @@ describe.each(TRANSPORTS)('over %s', (transport) => {
   });
 
   it('lets the reader read the same table', async () => {
-    const data = dataOf(await reader.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: `SELECT count(*) AS n FROM ${table}` } }));
+    const data = dataOf(
+      await reader.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: `SELECT count(*) AS n FROM ${table}` } }),
+    );
     expect(data.rows).toEqual([['10']]);
   });
 
   it('refuses generate_sql write requests for the reader without touching the table', async () => {
-    const res = await reader.callTool({ name: 'generate_sql', arguments: { connectionId: 'pg', prompt: `delete all rows from ${table}`, execute: true } });
+    const res = await reader.callTool({
+      name: 'generate_sql',
+      arguments: { connectionId: 'pg', prompt: `delete all rows from ${table}`, execute: true },
+    });
     if (!res.isError) expect((res.structuredContent as any).sql).not.toMatch(/^\s*(delete|drop|truncate|update)/i);
     expect(await rowCount()).toBe(10);
   });

@@ -40,7 +40,10 @@ describe.each(TRANSPORTS)('over %s', (transport) => {
   it('a demoted user is read-only at the next call of the same session', async () => {
     const key = await m.freshKey('admin');
     const client = await m.connect(transport, key.secret);
-    const update = { name: 'execute_query', arguments: { connectionId: 'lite', sql: "UPDATE items SET price = price WHERE name = 'pear'" } };
+    const update = {
+      name: 'execute_query',
+      arguments: { connectionId: 'lite', sql: "UPDATE items SET price = price WHERE name = 'pear'" },
+    };
     expect(dataOf(await client.callTool(update)).affectedRows).toBe(1);
     await setUserRole(m.h.svc.db, 'default', key.email, 'read_only', cliActor());
     const res = await client.callTool(update);

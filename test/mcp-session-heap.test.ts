@@ -76,7 +76,9 @@ describe('a Streamable HTTP call the client cancels', () => {
     try {
       for (let i = 0; i < 5; i++) {
         // The SDK client gives up after `timeout` and sends notifications/cancelled.
-        const call = client.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT pg_sleep(5)' } }, undefined, { timeout: 200 });
+        const call = client.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT pg_sleep(5)' } }, undefined, {
+          timeout: 200,
+        });
         await expect(call).rejects.toThrow(/timed out/i);
       }
       await vi.waitFor(() => expect(open).toBe(0), { timeout: 3_000 });

@@ -49,7 +49,12 @@ it('keeps SSE and Streamable HTTP session ids out of every log line and metric l
   expect((await post(endpoint, INIT)).status).toBe(202);
   expect((await post(endpoint, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
   // A refused tool call logs its context (it used to carry the session id).
-  const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'describe_table', arguments: { connectionId: 'nowhere', table: 't' } } };
+  const call = {
+    jsonrpc: '2.0',
+    id: 2,
+    method: 'tools/call',
+    params: { name: 'describe_table', arguments: { connectionId: 'nowhere', table: 't' } },
+  };
   expect((await post(endpoint, call)).status).toBe(202);
   await read(/"id":2/);
   // Refused messages log their URL too: an unknown id, and a body that is not JSON-RPC.
@@ -61,7 +66,9 @@ it('keeps SSE and Streamable HTTP session ids out of every log line and metric l
 
   // Streamable HTTP: the id travels in the Mcp-Session-Id header.
   const client = new Client({ name: 'secrecy-test', version: '1' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { requestInit: { headers: { authorization: `Bearer ${h.adminKey}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${h.adminKey}` } },
+  });
   await client.connect(transport);
   const streamableId = transport.sessionId!;
   expect(streamableId).toBeTruthy();

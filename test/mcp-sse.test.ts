@@ -16,10 +16,15 @@ afterAll(async () => {
 });
 
 /** Opens a raw SSE stream and reads until `until` matches the accumulated text. */
-async function readStream(path: string, headers: Record<string, string>, until: RegExp): Promise<{ status: number; text: string; headers: Headers }> {
+async function readStream(
+  path: string,
+  headers: Record<string, string>,
+  until: RegExp,
+): Promise<{ status: number; text: string; headers: Headers }> {
   const controller = new AbortController();
   const res = await fetch(`${m.origin}${path}`, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
-  if (!res.headers.get('content-type')?.startsWith('text/event-stream')) return { status: res.status, text: await res.text(), headers: res.headers };
+  if (!res.headers.get('content-type')?.startsWith('text/event-stream'))
+    return { status: res.status, text: await res.text(), headers: res.headers };
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let text = '';
@@ -39,7 +44,7 @@ describe('opening a stream', () => {
     ['a malformed key in the query', '/sse?api_key=nope', {}],
     ['a well-formed unknown key', `/sse?api_key=${generateKey()}`, {}],
     ['a bad Bearer header', '/sse', { authorization: 'Bearer dbq_nope' }],
-    ['another workspace\'s key at the root', '/sse', { authorization: 'Bearer OTHER' }],
+    ["another workspace's key at the root", '/sse', { authorization: 'Bearer OTHER' }],
     ['a default key at /w/other', '/w/other/sse', { authorization: 'Bearer ADMIN' }],
     ['a key at an unknown workspace', '/w/nowhere/sse', { authorization: 'Bearer ADMIN' }],
   ])('refuses %s with the 401 envelope and no stream', async (_label, path, headers: Record<string, string>) => {
@@ -98,12 +103,14 @@ describe('a session', () => {
 
   it('works with the key in the URL only (POSTs carry no key)', async () => {
     const client = await m.connect('sse', m.h.readerKey, { keyIn: 'query' });
-    const data = dataOf(await client.callTool({ name: 'execute_query', arguments: { connectionId: 'lite', sql: 'SELECT count(*) AS n FROM items' } }));
+    const data = dataOf(
+      await client.callTool({ name: 'execute_query', arguments: { connectionId: 'lite', sql: 'SELECT count(*) AS n FROM items' } }),
+    );
     expect(data.rows).toEqual([[3]]);
     await client.close();
   });
 
-  it('works under /w/:workspace with that workspace\'s key and sees only its connections', async () => {
+  it("works under /w/:workspace with that workspace's key and sees only its connections", async () => {
     const client = await m.connect('sse', m.h.otherKey, { workspace: 'other' });
     expect(dataOf(await client.callTool({ name: 'list_connections', arguments: {} }))).toEqual({ connections: [] });
     const res = await client.callTool({ name: 'execute_query', arguments: { connectionId: 'lite', sql: 'SELECT 1' } });
@@ -118,7 +125,10 @@ describe('a session', () => {
 
     beforeAll(async () => {
       stream = new AbortController();
-      const res = await fetch(`${m.origin}/sse?api_key=${m.h.adminKey}`, { headers: { accept: 'text/event-stream' }, signal: stream.signal });
+      const res = await fetch(`${m.origin}/sse?api_key=${m.h.adminKey}`, {
+        headers: { accept: 'text/event-stream' },
+        signal: stream.signal,
+      });
       const reader = res.body!.getReader();
       let text = '';
       while (!/\n\n/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
@@ -128,7 +138,11 @@ describe('a session', () => {
 
     const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
     const post = (path: string, headers: Record<string, string> = {}, body: unknown = ping) =>
-      fetch(`${m.origin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      fetch(`${m.origin}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
     const sessionId = () => new URL(sessionPath, m.origin).searchParams.get('sessionId')!;
 
     it('is accepted at its own address', async () => {
@@ -136,7 +150,7 @@ describe('a session', () => {
       expect((await post(sessionPath, { authorization: `Bearer ${m.h.adminKey}` })).status).toBe(202);
     });
 
-    it('is 404 at another workspace\'s address, with or without that workspace\'s key', async () => {
+    it("is 404 at another workspace's address, with or without that workspace's key", async () => {
       for (const headers of [{}, { authorization: `Bearer ${m.h.otherKey}` }] as Record<string, string>[]) {
         const res = await post(`/w/other/messages?sessionId=${sessionId()}`, headers);
         expect(res.status).toBe(404);
@@ -165,7 +179,12 @@ describe('a session', () => {
       expect(((await missing.json()) as any).code).toBe('invalid_request');
       const res = await fetch(`${m.origin}/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${m.h.adminKey}`, 'mcp-session-id': sessionId() },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${m.h.adminKey}`,
+          'mcp-session-id': sessionId(),
+        },
         body: JSON.stringify(ping),
       });
       expect(res.status).toBe(404);

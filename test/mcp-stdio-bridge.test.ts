@@ -49,7 +49,12 @@ afterAll(async () => {
 
 function bridge(env: Record<string, string>, url = m.origin) {
   // Only what the bridge needs: PATH for node, and the key (or not).
-  const transport = new StdioClientTransport({ command: process.execPath, args: [dbqBin, 'mcp', '--url', url], env: { PATH: process.env.PATH ?? '', ...env }, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [dbqBin, 'mcp', '--url', url],
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stderr: 'pipe',
+  });
   let stderr = '';
   transport.stderr?.on('data', (chunk) => (stderr += String(chunk)));
   return { transport, stderr: () => stderr };
@@ -73,7 +78,10 @@ describe('dbq mcp --url (from the extracted tarball)', () => {
       await client.connect(transport);
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toContain('execute_query');
-      const result = await client.callTool({ name: 'execute_query', arguments: { connectionId: 'lite', sql: 'SELECT name FROM items ORDER BY id' } });
+      const result = await client.callTool({
+        name: 'execute_query',
+        arguments: { connectionId: 'lite', sql: 'SELECT name FROM items ORDER BY id' },
+      });
       expect(result.isError, JSON.stringify(result)).toBeFalsy();
       expect(dataOf(result).rows).toEqual([['apple'], ['pear'], ['plum']]);
       // The session the bridge opened is the server's, bound to the key.
@@ -99,7 +107,11 @@ describe('dbq mcp --url (from the extracted tarball)', () => {
   }, 60_000);
 
   it('refuses to start without DBQ_API_KEY, saying why on stderr and nothing on stdout', async () => {
-    const res = spawnSync(process.execPath, [dbqBin, 'mcp', '--url', m.origin], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 30_000 });
+    const res = spawnSync(process.execPath, [dbqBin, 'mcp', '--url', m.origin], {
+      env: { PATH: process.env.PATH ?? '' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(res.status).not.toBe(0);
     expect(res.stdout).toBe('');
     expect(res.stderr).toMatch(/DBQ_API_KEY is not set/);

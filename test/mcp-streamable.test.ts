@@ -38,7 +38,11 @@ async function openSession(key: string, base = ''): Promise<string> {
   await res.text();
   const id = res.headers.get('mcp-session-id')!;
   expect(id).toMatch(/^[0-9a-f-]{36}$/);
-  await post(`${base}/mcp`, { jsonrpc: '2.0', method: 'notifications/initialized' }, { authorization: `Bearer ${key}`, 'mcp-session-id': id });
+  await post(
+    `${base}/mcp`,
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { authorization: `Bearer ${key}`, 'mcp-session-id': id },
+  );
   return id;
 }
 
@@ -47,7 +51,7 @@ describe('authentication', () => {
     ['no key', {}],
     ['a bad key', { authorization: 'Bearer dbq_nope' }],
     ['the key as a query parameter (accepted on /sse only)', {}, `?api_key=ADMIN`],
-    ['another workspace\'s key', { authorization: 'Bearer OTHER' }],
+    ["another workspace's key", { authorization: 'Bearer OTHER' }],
   ])('refuses %s with the 401 envelope', async (_label, headers: Record<string, string>, query = '') => {
     const resolved = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, v.replace('OTHER', m.h.otherKey)]));
     const res = await post(`/mcp${query.replace('ADMIN', m.h.adminKey)}`, initialize, resolved);
@@ -58,7 +62,9 @@ describe('authentication', () => {
 
   it('refuses the SDK client without a key', async () => {
     const client = new Client({ name: 't', version: '1' });
-    await expect(client.connect(new StreamableHTTPClientTransport(new URL(`${m.origin}/mcp`)))).rejects.toThrow(/Invalid or missing API key/);
+    await expect(client.connect(new StreamableHTTPClientTransport(new URL(`${m.origin}/mcp`)))).rejects.toThrow(
+      /Invalid or missing API key/,
+    );
   });
 
   it('opens a session only with initialize', async () => {
@@ -82,7 +88,7 @@ describe('session binding', () => {
     expect(await res.text()).toContain('execute_query');
   });
 
-  it('is 404 at another workspace\'s address with that workspace\'s key', async () => {
+  it("is 404 at another workspace's address with that workspace's key", async () => {
     const res = await post('/w/other/mcp', list, { authorization: `Bearer ${m.h.otherKey}`, 'mcp-session-id': id });
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ success: false, error: 'Session not found', code: 'not_found' });
@@ -112,10 +118,16 @@ describe('session lifetime', () => {
     const before = m.sessions.size;
     const id = await openSession(m.h.readerKey);
     expect(m.sessions.size).toBe(before + 1);
-    const del = await fetch(`${m.origin}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${m.h.readerKey}`, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' } });
+    const del = await fetch(`${m.origin}/mcp`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${m.h.readerKey}`, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' },
+    });
     expect(del.status).toBe(200);
     await eventually(() => m.sessions.size === before);
-    expect((await post('/mcp', { jsonrpc: '2.0', id: 1, method: 'ping' }, { authorization: `Bearer ${m.h.readerKey}`, 'mcp-session-id': id })).status).toBe(404);
+    expect(
+      (await post('/mcp', { jsonrpc: '2.0', id: 1, method: 'ping' }, { authorization: `Bearer ${m.h.readerKey}`, 'mcp-session-id': id }))
+        .status,
+    ).toBe(404);
   });
 
   it('the SDK client terminates its session on request', async () => {
@@ -140,7 +152,12 @@ describe('session lifetime', () => {
     const id = await openSession(m.h.adminKey);
     const controller = new AbortController();
     const res = await fetch(`${m.origin}/mcp`, {
-      headers: { accept: 'text/event-stream', authorization: `Bearer ${m.h.adminKey}`, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' },
+      headers: {
+        accept: 'text/event-stream',
+        authorization: `Bearer ${m.h.adminKey}`,
+        'mcp-session-id': id,
+        'mcp-protocol-version': '2025-06-18',
+      },
       signal: controller.signal,
     });
     expect(res.status).toBe(200);

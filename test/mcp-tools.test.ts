@@ -27,7 +27,15 @@ describe.each(TRANSPORTS)('over %s', (transport) => {
   it('lists the seven tools with input and output schemas and hints', async () => {
     const { tools } = await reader.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-    expect(Object.keys(byName).sort()).toEqual(['describe_table', 'execute_query', 'generate_sql', 'get_query_history', 'list_connections', 'list_tables', 'search_objects']);
+    expect(Object.keys(byName).sort()).toEqual([
+      'describe_table',
+      'execute_query',
+      'generate_sql',
+      'get_query_history',
+      'list_connections',
+      'list_tables',
+      'search_objects',
+    ]);
     for (const t of tools) {
       expect(t.description!.length).toBeGreaterThan(80);
       expect(t.outputSchema?.type).toBe('object');
@@ -58,7 +66,9 @@ describe.each(TRANSPORTS)('over %s', (transport) => {
     expect(desc.table.columns[0]).toMatchObject({ primaryKey: true });
     expect(desc.table.foreignKeys[0]).toMatchObject({ columns: ['item_id'], refTable: 'items' });
     // Models often change the case of identifiers.
-    expect(dataOf(await reader.callTool({ name: 'describe_table', arguments: { connectionId: 'lite', table: 'ITEMS' } })).table.name).toBe('items');
+    expect(dataOf(await reader.callTool({ name: 'describe_table', arguments: { connectionId: 'lite', table: 'ITEMS' } })).table.name).toBe(
+      'items',
+    );
     const missing = await reader.callTool({ name: 'describe_table', arguments: { connectionId: 'lite', table: 'nope' } });
     expect(missing.isError).toBe(true);
     expect(textOf(missing)).toMatch(/^Table not found/);
@@ -82,7 +92,12 @@ describe.each(TRANSPORTS)('over %s', (transport) => {
   });
 
   it('execute_query honours maxRows and reports truncated', async () => {
-    const data = dataOf(await reader.callTool({ name: 'execute_query', arguments: { connectionId: 'pg', sql: 'SELECT g FROM generate_series(1, 50) g', maxRows: 5 } }));
+    const data = dataOf(
+      await reader.callTool({
+        name: 'execute_query',
+        arguments: { connectionId: 'pg', sql: 'SELECT g FROM generate_series(1, 50) g', maxRows: 5 },
+      }),
+    );
     expect(data.rowCount).toBe(5);
     expect(data.truncated).toBe(true);
   });
@@ -112,14 +127,22 @@ describe.each(TRANSPORTS)('over %s', (transport) => {
   });
 
   it('an admin may write through execute_query', async () => {
-    const data = dataOf(await admin.callTool({ name: 'execute_query', arguments: { connectionId: 'lite', sql: "UPDATE items SET price = price WHERE name = 'apple'" } }));
+    const data = dataOf(
+      await admin.callTool({
+        name: 'execute_query',
+        arguments: { connectionId: 'lite', sql: "UPDATE items SET price = price WHERE name = 'apple'" },
+      }),
+    );
     expect(data.affectedRows).toBe(1);
   });
 
   it('get_query_history lists the calls with source mcp; a reader sees only their own', async () => {
     const marker = `mcp_hist_${transport}_${Date.now()}`;
     dataOf(await reader.callTool({ name: 'execute_query', arguments: { connectionId: 'lite', sql: `SELECT '${marker}' AS m` } }));
-    await reader.callTool({ name: 'execute_query', arguments: { connectionId: 'lite', sql: `DELETE FROM items WHERE name = '${marker}'` } });
+    await reader.callTool({
+      name: 'execute_query',
+      arguments: { connectionId: 'lite', sql: `DELETE FROM items WHERE name = '${marker}'` },
+    });
     dataOf(await admin.callTool({ name: 'execute_query', arguments: { connectionId: 'lite', sql: `SELECT '${marker}' AS admin_only` } }));
 
     const mine = dataOf(await reader.callTool({ name: 'get_query_history', arguments: { limit: 200, connectionId: 'lite' } }));
@@ -144,14 +167,24 @@ describe.each(TRANSPORTS)('over %s', (transport) => {
   });
 
   it('generate_sql writes, validates and runs SQL with the builtin generator; a reader gets no write SQL', async () => {
-    const data = dataOf(await reader.callTool({ name: 'generate_sql', arguments: { connectionId: 'lite', prompt: 'how many items are there', execute: true } }));
+    const data = dataOf(
+      await reader.callTool({
+        name: 'generate_sql',
+        arguments: { connectionId: 'lite', prompt: 'how many items are there', execute: true },
+      }),
+    );
     expect(data).toMatchObject({ dialect: 'sqlite', provider: 'builtin', validated: true });
     expect(data.sql).toMatch(/^select/i);
     expect(data.result.rows).toEqual([[3]]);
-    const plain = dataOf(await reader.callTool({ name: 'generate_sql', arguments: { connectionId: 'lite', prompt: 'how many items are there' } }));
+    const plain = dataOf(
+      await reader.callTool({ name: 'generate_sql', arguments: { connectionId: 'lite', prompt: 'how many items are there' } }),
+    );
     expect(plain.result).toBeNull();
 
-    const write = await reader.callTool({ name: 'generate_sql', arguments: { connectionId: 'lite', prompt: 'delete every item', execute: true } });
+    const write = await reader.callTool({
+      name: 'generate_sql',
+      arguments: { connectionId: 'lite', prompt: 'delete every item', execute: true },
+    });
     expect(write.isError).toBe(true);
     expect(textOf(write)).toMatch(/^Could not generate SQL/);
   });

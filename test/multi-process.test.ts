@@ -66,7 +66,8 @@ afterAll(async () => {
 });
 
 const from = (address: string) => ({ 'x-forwarded-for': address });
-const get = (p: DbqProcess, slug: string, key: string, address = '203.0.113.1') => http('GET', `${p.url}/w/${slug}/api/connections`, key, undefined, from(address));
+const get = (p: DbqProcess, slug: string, key: string, address = '203.0.113.1') =>
+  http('GET', `${p.url}/w/${slug}/api/connections`, key, undefined, from(address));
 
 describe('two dbq processes, one PostgreSQL store, one Redis', () => {
   it('share one budget: the 61st request of a free workspace across both is refused by both', async () => {
@@ -127,7 +128,7 @@ describe('two dbq processes, one PostgreSQL store, one Redis', () => {
     }
   });
 
-  it('refuse a key revoked with the CLI, and a disabled user\'s key, in every process within a second', async () => {
+  it("refuse a key revoked with the CLI, and a disabled user's key, in every process within a second", async () => {
     const admin = keys.revocation.secret;
     const address = '203.0.113.90';
     for (const p of [a, b]) {
@@ -159,7 +160,10 @@ describe('two dbq processes, one PostgreSQL store, one Redis', () => {
 
     for (const p of [a, b]) {
       const history = await http('GET', `${p.url}/w/together/api/query/history?search=${encodeURIComponent('ran on')}`, key);
-      expect(history.body.data.entries.map((e: { sql: string }) => e.sql)).toEqual(["SELECT 'ran on a' AS marker", "SELECT 'ran on b' AS marker"]);
+      expect(history.body.data.entries.map((e: { sql: string }) => e.sql)).toEqual([
+        "SELECT 'ran on a' AS marker",
+        "SELECT 'ran on b' AS marker",
+      ]);
     }
 
     // B opened a pool for the connection; an edit on A must reach it at B's next request.

@@ -9,7 +9,11 @@ import { buildViewCatalog, findExpressionRefusal, followViews, type MysqlViewRow
 // Definitions as MariaDB 10.11 prints them in information_schema.VIEWS.
 const ROWS: MysqlViewRow[] = [
   { schema: 'shop', name: 'v_plain', definition: 'select `shop`.`t`.`id` AS `id` from `shop`.`t`' },
-  { schema: 'shop', name: 'v_alias', definition: "select `shop`.`t`.`x` + 1 AS ```x`` + 1`,concat(`shop`.`t`.`x`,'a') AS `CONCAT(x, 'a')` from `shop`.`t`" },
+  {
+    schema: 'shop',
+    name: 'v_alias',
+    definition: "select `shop`.`t`.`x` + 1 AS ```x`` + 1`,concat(`shop`.`t`.`x`,'a') AS `CONCAT(x, 'a')` from `shop`.`t`",
+  },
   { schema: 'shop', name: 'v_fn', definition: 'select `log_hit`() AS `x`' },
   { schema: 'shop', name: 'v_seq', definition: 'select nextval(`shop`.`s`) AS `x`' },
   { schema: 'shop', name: 'v_lock', definition: "select get_lock('x',0) AS `l`" },
@@ -74,7 +78,13 @@ describe('which names reach a view', () => {
 describe('column expressions a plan-only EXPLAIN may reach', () => {
   it('refuses a sequence default and DEFAULT(col) in a generated column, allows literals and built-ins', () => {
     const at = { schema: 'shop', table: 't', column: 'c' };
-    expect(findExpressionRefusal([{ ...at, kind: 'default', expression: "'a(b'" }, { ...at, kind: 'default', expression: 'current_timestamp()' }, { ...at, kind: 'generated', expression: '`id` * 2' }])).toBeUndefined();
+    expect(
+      findExpressionRefusal([
+        { ...at, kind: 'default', expression: "'a(b'" },
+        { ...at, kind: 'default', expression: 'current_timestamp()' },
+        { ...at, kind: 'generated', expression: '`id` * 2' },
+      ]),
+    ).toBeUndefined();
     expect(findExpressionRefusal([{ ...at, kind: 'default', expression: 'nextval(`shop`.`s`)' }])?.why).toMatch(/^has a default \(nextval/);
     expect(findExpressionRefusal([{ ...at, kind: 'generated', expression: 'default(`id`)' }])?.name).toBe('shop.t.c');
   });

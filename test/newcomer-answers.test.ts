@@ -25,22 +25,42 @@ afterEach(() => {
 
 describe('HTTP answers', () => {
   it('an expired key answers 401 with details.reason "expired"; an unknown key without it', async () => {
-    const { apiKey, secret } = await createApiKey(h.svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'brief', expiresAt: new Date(Date.now() + 300).toISOString() });
+    const { apiKey, secret } = await createApiKey(h.svc.db, {
+      workspace: 'default',
+      email: 'reader@acme.test',
+      name: 'brief',
+      expiresAt: new Date(Date.now() + 300).toISOString(),
+    });
     // Expiry is read from Date.now(): a fake clock (running on) is moved past it instead of the
     // test waiting it out.
     vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
     vi.setSystemTime(Date.parse(apiKey.expiresAt!) + 100);
     const expired = await h.call('GET', '/api/connections', secret);
     expect(expired.status).toBe(401);
-    expect(expired.body).toEqual({ success: false, error: 'Invalid or missing API key', code: 'invalid_api_key', details: { reason: 'expired' } });
+    expect(expired.body).toEqual({
+      success: false,
+      error: 'Invalid or missing API key',
+      code: 'invalid_api_key',
+      details: { reason: 'expired' },
+    });
     const typo = await h.call('GET', '/api/connections', `${secret.slice(0, -1)}x`);
     expect(typo.status).toBe(401);
     expect(typo.body.details).toBeUndefined();
   });
 
   it('POST /mcp without Accept is a 406 envelope naming the header, not a JSON-RPC body', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } };
-    const res = await h.app.inject({ method: 'POST', url: '/mcp', headers: { authorization: `Bearer ${h.adminKey}`, 'content-type': 'application/json' }, payload: init });
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+    };
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { authorization: `Bearer ${h.adminKey}`, 'content-type': 'application/json' },
+      payload: init,
+    });
     expect(res.statusCode).toBe(406);
     const body = res.json();
     expect(body).toMatchObject({ success: false, code: 'not_acceptable', details: { accept: '' } });
@@ -67,15 +87,30 @@ describe('HTTP answers', () => {
 
 describe('CLI text', () => {
   it('user create prints its link at DBQ_PUBLIC_URL', async () => {
-    const res = await runDbq(h.dataDir, ['user', 'create', '--workspace', 'default', '--email', 'linked@example.com', '--role', 'read_only'], {
-      env: { DBQ_PUBLIC_URL: 'https://dbq.example.com' },
-    });
+    const res = await runDbq(
+      h.dataDir,
+      ['user', 'create', '--workspace', 'default', '--email', 'linked@example.com', '--role', 'read_only'],
+      {
+        env: { DBQ_PUBLIC_URL: 'https://dbq.example.com' },
+      },
+    );
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/https:\/\/dbq\.example\.com\/set-password\?token=/);
   });
 
   it('key list names a connection beside its id', async () => {
-    const made = await runDbq(h.dataDir, ['key', 'create', '--workspace', 'default', '--user', 'admin@acme.test', '--name', 'shop-only', '--connection', 'sample']);
+    const made = await runDbq(h.dataDir, [
+      'key',
+      'create',
+      '--workspace',
+      'default',
+      '--user',
+      'admin@acme.test',
+      '--name',
+      'shop-only',
+      '--connection',
+      'sample',
+    ]);
     expect(made.code, made.stderr).toBe(0);
     expect(made.stdout).toMatch(/connections sample \(conn_[0-9a-z]+\)/);
     const listed = await runDbq(h.dataDir, ['key', 'list', '--workspace', 'default']);
@@ -87,7 +122,15 @@ describe('CLI text', () => {
 
   it('tool create and tool list name the connection', async () => {
     const file = path.join(h.dataDir, 'tool.json');
-    fs.writeFileSync(file, JSON.stringify({ name: 'countries', description: 'Customers per country', connectionId: 'sample', sql: 'SELECT country, COUNT(*) AS n FROM customers GROUP BY country' }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'countries',
+        description: 'Customers per country',
+        connectionId: 'sample',
+        sql: 'SELECT country, COUNT(*) AS n FROM customers GROUP BY country',
+      }),
+    );
     const made = await runDbq(h.dataDir, ['tool', 'create', '--workspace', 'default', '--file', file]);
     expect(made.code, made.stderr).toBe(0);
     expect(made.stdout).toMatch(/on sample \(conn_[0-9a-z]+\)/);

@@ -58,7 +58,13 @@ describe.each(ENGINES)('%s: a params count that does not match the statement', (
   // MySQL/MariaDB with one param too many is not refused: mysql2 sends all three and the server
   // reads the misaligned packet as a value (`SELECT ? + ?` answered 8.0893e-320). Reported to
   // the MySQL engine's owner; it is left out here until that is fixed.
-  const cases: [string, number[]][] = e === 'mysql' ? [['too few', [1]]] : [['too few', [1]], ['too many', [1, 2, 3]]];
+  const cases: [string, number[]][] =
+    e === 'mysql'
+      ? [['too few', [1]]]
+      : [
+          ['too few', [1]],
+          ['too many', [1, 2, 3]],
+        ];
   it.each(cases)('a read with %s params is 422 query_failed, and the next read works', async (_what, params) => {
     const sql = e === 'postgres' ? 'SELECT $1::int + $2::int AS s' : sum;
     const res = await h.call('POST', '/api/query', h.readerKey, { connectionId: conn(e), sql, params });

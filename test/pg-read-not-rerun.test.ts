@@ -77,7 +77,10 @@ function terminateAndWaitBlocking(pid: number): void {
     `SELECT pg_terminate_backend(${pid}); DO $$ BEGIN FOR i IN 1..500 LOOP PERFORM pg_stat_clear_snapshot(); ` +
     `EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${pid}); PERFORM pg_sleep(0.01); END LOOP; END $$; ` +
     `SELECT pg_stat_clear_snapshot(); SELECT count(*) FROM pg_stat_activity WHERE pid = ${pid};`;
-  const out = spawnSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-At', '-d', PG_URL, '-c', sql], { encoding: 'utf8', timeout: 15_000 });
+  const out = spawnSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-At', '-d', PG_URL, '-c', sql], {
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
   expect(out.status, out.stderr).toBe(0);
   expect(out.stdout.trim().split('\n').at(-1), 'the backend is gone').toBe('0');
 }

@@ -12,7 +12,8 @@ import { postgresConfig } from './support/engines.ts';
 const fn = `dbq_pipe_${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
 let admin: pg.Client;
 let engine: Engine;
-const read = (sql: string, maxRows = 1000, timeoutMs = 5000) => engine.execute({ sql, params: [], readOnly: true, timeoutMs, maxRows, maxBytes: 1 << 24 });
+const read = (sql: string, maxRows = 1000, timeoutMs = 5000) =>
+  engine.execute({ sql, params: [], readOnly: true, timeoutMs, maxRows, maxBytes: 1 << 24 });
 const timeoutSetting = async (timeoutMs: number) => (await read("SELECT current_setting('statement_timeout')", 1, timeoutMs)).rows[0][0];
 
 beforeAll(async () => {
@@ -44,7 +45,7 @@ describe('PostgreSQL read pipeline', () => {
     expect((await read("SELECT current_setting('application_name')")).rows[0][0]).not.toBe('leaked');
   });
 
-  it('has the server enforce the default timeout (a session default) and a request\'s own', async () => {
+  it("has the server enforce the default timeout (a session default) and a request's own", async () => {
     // The default comes from the connection's startup options, so the pipeline carries no SET
     // for it; any other timeout is a SET LOCAL of that read.
     expect(await timeoutSetting(DEFAULT_STATEMENT_TIMEOUT_MS)).toBe(`${DEFAULT_STATEMENT_TIMEOUT_MS / 1000}s`);

@@ -170,8 +170,13 @@ describe('privilege audit', () => {
       grantOption: false,
     });
     expect(parseGrant('GRANT `analyst`,`etl`@`%` TO `u`@`%` WITH ADMIN OPTION')?.roles).toEqual(['`analyst`', '`etl`@`%`']);
-    expect(assessMysqlGrants(['GRANT USAGE ON *.* TO `u`@`%`', 'GRANT SELECT, SHOW VIEW ON `shop`.* TO `u`@`%`'])).toEqual({ level: 'read_only', findings: [] });
-    expect(assessMysqlGrants(['GRANT PROCESS, FILE ON *.* TO `u`@`%`', 'GRANT SELECT, DELETE ON `shop`.* TO `u`@`%` WITH GRANT OPTION'])).toEqual({
+    expect(assessMysqlGrants(['GRANT USAGE ON *.* TO `u`@`%`', 'GRANT SELECT, SHOW VIEW ON `shop`.* TO `u`@`%`'])).toEqual({
+      level: 'read_only',
+      findings: [],
+    });
+    expect(
+      assessMysqlGrants(['GRANT PROCESS, FILE ON *.* TO `u`@`%`', 'GRANT SELECT, DELETE ON `shop`.* TO `u`@`%` WITH GRANT OPTION']),
+    ).toEqual({
       level: 'can_write',
       findings: [
         "PROCESS: can see every session's statements",

@@ -48,7 +48,11 @@ describe('params shape', () => {
     const bad = await h.call('POST', '/api/query', h.adminKey, { connectionId: 'pp-pg', sql: 'SELECT $1::text AS v', params: [deep] });
     expect(bad.status).toBe(400);
     expect(bad.body.details.field).toMatch(/^params\[0\]\.a\.a/);
-    const good = await h.call('POST', '/api/query', h.adminKey, { connectionId: 'pp-pg', sql: 'SELECT $1::jsonb AS v', params: [{ a: [1, 'x'] }] });
+    const good = await h.call('POST', '/api/query', h.adminKey, {
+      connectionId: 'pp-pg',
+      sql: 'SELECT $1::jsonb AS v',
+      params: [{ a: [1, 'x'] }],
+    });
     expect(good.status, JSON.stringify(good.body)).toBe(200);
     expect(good.body.data.rows[0][0]).toEqual({ a: [1, 'x'] });
   });
@@ -95,7 +99,9 @@ describe('params that cannot be bound exactly', () => {
   it('applies to exports, async queries and the MCP-shared schema too', async () => {
     const body = `{"connectionId":"pp-pg","sql":"SELECT $1::text AS v","params":[1e400]}`;
     for (const url of ['/api/query/export', '/api/query?async=1']) {
-      const res = await h.call('POST', url, h.adminKey, url.includes('async') ? body.replace('{', '{"async":true,') : body, { 'content-type': 'application/json' });
+      const res = await h.call('POST', url, h.adminKey, url.includes('async') ? body.replace('{', '{"async":true,') : body, {
+        'content-type': 'application/json',
+      });
       expect(res.status, `${url} ${JSON.stringify(res.body)}`).toBe(400);
       expect(res.body.details.field).toBe('params[0]');
     }

@@ -128,7 +128,8 @@ describe('a Redis command that fails', () => {
       expect(limited(await limits.consumeRequest(ws('free', 'ws_fail')))).toMatchObject({ allowed: true, shared: true, remaining: 2 });
       // A string where the script expects a sorted set: every command on the key fails (WRONGTYPE).
       await redis.set(`${keyPrefix}:requests:ws_fail`, 'x');
-      for (let i = 0; i < 3; i++) expect(limited(await limits.consumeRequest(ws('free', 'ws_fail')))).toMatchObject({ allowed: true, shared: false });
+      for (let i = 0; i < 3; i++)
+        expect(limited(await limits.consumeRequest(ws('free', 'ws_fail')))).toMatchObject({ allowed: true, shared: false });
       expect(limited(await limits.consumeRequest(ws('free', 'ws_fail')))).toMatchObject({ allowed: false, shared: false });
       expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
       await redis.del(`${keyPrefix}:requests:ws_fail`);
@@ -196,7 +197,8 @@ describe('an MCP batch', () => {
       await countMessages({ limits } as unknown as Services, request, reply, principal, request.body);
       return { ok: true };
     });
-    const post = (n: number) => app.inject({ method: 'POST', url: '/mcp', payload: Array.from({ length: n }, (_, id) => ({ jsonrpc: '2.0', id, method: 'ping' })) });
+    const post = (n: number) =>
+      app.inject({ method: 'POST', url: '/mcp', payload: Array.from({ length: n }, (_, id) => ({ jsonrpc: '2.0', id, method: 'ping' })) });
     try {
       const two = await post(2);
       expect(two.statusCode).toBe(200);
@@ -215,7 +217,7 @@ describe('an MCP batch', () => {
 });
 
 describe('DBQ_TRUST_PROXY', () => {
-  it('takes a boolean or the proxies\' addresses, and refuses anything else at start', async () => {
+  it("takes a boolean or the proxies' addresses, and refuses anything else at start", async () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ DBQ_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(loadConfig({ DBQ_TRUST_PROXY: '0' }).trustProxy).toBe(false);
@@ -336,7 +338,10 @@ describe('plan limits through /api', () => {
     for (let i = 1; i <= 60; i++) expect((await h.call('GET', '/w/spentws/api/connections', key)).status).toBe(200);
     const bad = [
       ['{not json', { 'content-type': 'application/json' }],
-      [JSON.stringify({ connectionId: 'x', sql: `SELECT '${'x'.repeat(h.svc.config.bodyLimit)}'` }), { 'content-type': 'application/json' }],
+      [
+        JSON.stringify({ connectionId: 'x', sql: `SELECT '${'x'.repeat(h.svc.config.bodyLimit)}'` }),
+        { 'content-type': 'application/json' },
+      ],
     ] as const;
     for (const [body, headers] of bad) {
       const res = await h.call('POST', '/w/spentws/api/query', key, body, { ...headers });
@@ -389,7 +394,12 @@ describe('plan limits through /api', () => {
 describe('failed authentications per client address', () => {
   const bad = 'dbq_' + 'x'.repeat(40);
   const call = (h: Harness, key: string | null, from: string, headers: Record<string, string> = {}) =>
-    h.app.inject({ method: 'GET', url: '/api/connections', remoteAddress: from, headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers } });
+    h.app.inject({
+      method: 'GET',
+      url: '/api/connections',
+      remoteAddress: from,
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+    });
 
   describe('without a trusted proxy', () => {
     let h: Harness;
@@ -442,7 +452,7 @@ describe('failed authentications per client address', () => {
   });
 });
 
-describe('limits in the machine\'s Redis', () => {
+describe("limits in the machine's Redis", () => {
   let h: Harness;
   let key: string;
   const redisPrefix = `${prefix}:http`;

@@ -24,27 +24,66 @@ const DOM = 9300;
 
 function fn(oid: number, name: string, args: number[], result: number, extra: Partial<CatalogFunctionRow> = {}): CatalogFunctionRow {
   return {
-    oid, schema: 'pg_catalog', name, volatility: 'i', requiredArgs: args.length, args: args.length, extension: null, user: false,
-    securityDefiner: false, unsafeConfig: false, language: 'internal', internalSymbol: null, sqlBody: null,
-    plpgsqlDefinition: null, defaults: null, support: [], argTypes: args, resultTypes: [result], ...extra,
+    oid,
+    schema: 'pg_catalog',
+    name,
+    volatility: 'i',
+    requiredArgs: args.length,
+    args: args.length,
+    extension: null,
+    user: false,
+    securityDefiner: false,
+    unsafeConfig: false,
+    language: 'internal',
+    internalSymbol: null,
+    sqlBody: null,
+    plpgsqlDefinition: null,
+    defaults: null,
+    support: [],
+    argTypes: args,
+    resultTypes: [result],
+    ...extra,
   };
 }
 
 /** A user function in C: dbq cannot read it, so it is not known to be safe. */
-const userC = (oid: number, name: string, args: number[], result: number) => fn(oid, name, args, result, { schema: 'public', user: true, language: 'c' });
+const userC = (oid: number, name: string, args: number[], result: number) =>
+  fn(oid, name, args, result, { schema: 'public', user: true, language: 'c' });
 
-function op(oid: number, name: string, left: number, right: number, code: number, extra: Partial<CatalogOperatorRow> = {}): CatalogOperatorRow {
+function op(
+  oid: number,
+  name: string,
+  left: number,
+  right: number,
+  code: number,
+  extra: Partial<CatalogOperatorRow> = {},
+): CatalogOperatorRow {
   return { oid, schema: 'pg_catalog', name, left, right, result: BOOL, code, restrict: 0, join: 0, commutator: 0, negator: 0, ...extra };
 }
 
 function type(oid: number, name: string, extra: Partial<CatalogTypeRow> = {}): CatalogTypeRow {
   return {
-    oid, schema: 'pg_catalog', name, builtin: true, kind: 'b', element: 0, base: 0, relation: 0, functions: [1],
-    rangeSubtype: 0, rangeFunctions: [], rangeFamily: 0, multirangeOf: 0, domainChecks: null, domainDefault: null, ...extra,
+    oid,
+    schema: 'pg_catalog',
+    name,
+    builtin: true,
+    kind: 'b',
+    element: 0,
+    base: 0,
+    relation: 0,
+    functions: [1],
+    rangeSubtype: 0,
+    rangeFunctions: [],
+    rangeFamily: 0,
+    multirangeOf: 0,
+    domainChecks: null,
+    domainDefault: null,
+    ...extra,
   };
 }
 
-const userType = (oid: number, name: string, extra: Partial<CatalogTypeRow> = {}) => type(oid, name, { schema: 'public', builtin: false, ...extra });
+const userType = (oid: number, name: string, extra: Partial<CatalogTypeRow> = {}) =>
+  type(oid, name, { schema: 'public', builtin: false, ...extra });
 
 function rows(extra: Partial<CatalogRows> = {}): CatalogRows {
   return {
@@ -56,7 +95,12 @@ function rows(extra: Partial<CatalogRows> = {}): CatalogRows {
       userC(11, 'int_cmp_evil', [INT4, INT4], INT4),
       ...(extra.functions ?? []),
     ],
-    operators: [op(100, '=', INT4, INT4, 1), op(101, '=', TEXT, TEXT, 2), op(102, '=', EVIL, EVIL, 10, { schema: 'public' }), ...(extra.operators ?? [])],
+    operators: [
+      op(100, '=', INT4, INT4, 1),
+      op(101, '=', TEXT, TEXT, 2),
+      op(102, '=', EVIL, EVIL, 10, { schema: 'public' }),
+      ...(extra.operators ?? []),
+    ],
     types: [
       type(BOOL, 'bool'),
       type(INT4, 'int4'),
@@ -69,8 +113,36 @@ function rows(extra: Partial<CatalogRows> = {}): CatalogRows {
     casts: extra.casts ?? [],
     families: extra.families ?? [],
     relations: [
-      { oid: 9200, schema: 'public', name: 't', rowType: T_ROW, columnTypes: [], children: [], indexFamilies: [], unsafeForeign: false, hasRules: false, viewCode: null, policyCode: null, planCode: null, writeCode: null },
-      { oid: 9201, schema: 'public', name: 'e', rowType: E_ROW, columnTypes: [EVIL], children: [], indexFamilies: [], unsafeForeign: false, hasRules: false, viewCode: null, policyCode: null, planCode: null, writeCode: null },
+      {
+        oid: 9200,
+        schema: 'public',
+        name: 't',
+        rowType: T_ROW,
+        columnTypes: [],
+        children: [],
+        indexFamilies: [],
+        unsafeForeign: false,
+        hasRules: false,
+        viewCode: null,
+        policyCode: null,
+        planCode: null,
+        writeCode: null,
+      },
+      {
+        oid: 9201,
+        schema: 'public',
+        name: 'e',
+        rowType: E_ROW,
+        columnTypes: [EVIL],
+        children: [],
+        indexFamilies: [],
+        unsafeForeign: false,
+        hasRules: false,
+        viewCode: null,
+        policyCode: null,
+        planCode: null,
+        writeCode: null,
+      },
       ...(extra.relations ?? []),
     ],
   };
@@ -97,7 +169,10 @@ describe('overloads are reached by the types in play', () => {
   });
 
   it('untyped arguments alone may resolve to any candidate', () => {
-    expect(findRefusal(catalog, refs({ operators: ['='], relations: ['t'], untypedCalls: ['='] }))).toMatchObject({ kind: 'operator', name: '=' });
+    expect(findRefusal(catalog, refs({ operators: ['='], relations: ['t'], untypedCalls: ['='] }))).toMatchObject({
+      kind: 'operator',
+      name: '=',
+    });
   });
 
   it('a name qualified with another schema does not reach it', () => {
@@ -111,7 +186,7 @@ describe('overloads are reached by the types in play', () => {
 
 describe('code the planner reaches without it being written', () => {
   it("a type's operator family with an unsafe member refuses a read of it, no operator written", () => {
-    const catalog = buildPostgresCatalog(rows({ families: [{ family: 500, types: [EVIL], operators: [], procs: [10] }]}), collectors());
+    const catalog = buildPostgresCatalog(rows({ families: [{ family: 500, types: [EVIL], operators: [], procs: [10] }] }), collectors());
     expect(findRefusal(catalog, refs({ relations: ['e'] }))).toMatchObject({ kind: 'type', name: 'public.evil' });
     expect(findRefusal(catalog, refs({ relations: ['t'] }))).toBeUndefined();
   });
@@ -120,7 +195,10 @@ describe('code the planner reaches without it being written', () => {
     const catalog = buildPostgresCatalog(
       rows({
         functions: [fn(4, 'int4ne', [INT4, INT4], BOOL)],
-        operators: [op(200, '===', INT4, INT4, 1, { schema: 'public', negator: 201 }), op(201, '!==', INT4, INT4, 11, { schema: 'public', negator: 200 })],
+        operators: [
+          op(200, '===', INT4, INT4, 1, { schema: 'public', negator: 201 }),
+          op(201, '!==', INT4, INT4, 11, { schema: 'public', negator: 200 }),
+        ],
       }),
       collectors(),
     );
@@ -128,11 +206,14 @@ describe('code the planner reaches without it being written', () => {
   });
 
   it('an unsafe selectivity estimator makes its operator unsafe', () => {
-    const catalog = buildPostgresCatalog(rows({ operators: [op(202, '~~~', INT4, INT4, 1, { schema: 'public', restrict: 11 })] }), collectors());
+    const catalog = buildPostgresCatalog(
+      rows({ operators: [op(202, '~~~', INT4, INT4, 1, { schema: 'public', restrict: 11 })] }),
+      collectors(),
+    );
     expect(findRefusal(catalog, refs({ operators: ['~~~'] }))).toMatchObject({ kind: 'operator' });
   });
 
-  it("an unsafe default operator class of a built-in type refuses every read", () => {
+  it('an unsafe default operator class of a built-in type refuses every read', () => {
     const catalog = buildPostgresCatalog(rows({ families: [{ family: 501, types: [INT4], operators: [], procs: [11] }] }), collectors());
     expect(catalog.builtinUnsafe).toBe('pg_catalog.int4');
     expect(findRefusal(catalog, refs({}))).toMatchObject({ kind: 'type' });
@@ -143,7 +224,23 @@ describe('code the planner reaches without it being written', () => {
       rows({
         families: [{ family: 502, types: [], operators: [300], procs: [11] }],
         operators: [op(300, '<<<', INT4, INT4, 1, { schema: 'public' })],
-        relations: [{ oid: 9203, schema: 'public', name: 'ix', rowType: 0, columnTypes: [], children: [], indexFamilies: [502], unsafeForeign: false, hasRules: false, viewCode: null, policyCode: null, planCode: null, writeCode: null }],
+        relations: [
+          {
+            oid: 9203,
+            schema: 'public',
+            name: 'ix',
+            rowType: 0,
+            columnTypes: [],
+            children: [],
+            indexFamilies: [502],
+            unsafeForeign: false,
+            hasRules: false,
+            viewCode: null,
+            policyCode: null,
+            planCode: null,
+            writeCode: null,
+          },
+        ],
       }),
       collectors(),
     );
@@ -153,11 +250,14 @@ describe('code the planner reaches without it being written', () => {
     expect(findRefusal(catalog, refs({ operators: ['='], relations: ['t'] }))).toBeUndefined();
   });
 
-  it("a domain over a built-in type is reached through a function taking it, and its check refuses", () => {
+  it('a domain over a built-in type is reached through a function taking it, and its check refuses', () => {
     const check = 'SELECT check_dom(VALUE)';
     const catalog = buildPostgresCatalog(
       rows({
-        functions: [userC(12, 'check_dom', [INT4], BOOL), fn(13, 'takes_dom', [DOM], INT4, { schema: 'public', user: false, extension: 'ext' })],
+        functions: [
+          userC(12, 'check_dom', [INT4], BOOL),
+          fn(13, 'takes_dom', [DOM], INT4, { schema: 'public', user: false, extension: 'ext' }),
+        ],
         types: [userType(DOM, 'dom', { kind: 'd', base: INT4, domainChecks: check })],
       }),
       collectors({ [check]: refs({ functions: ['public.check_dom'] }) }),
@@ -170,7 +270,23 @@ describe('code the planner reaches without it being written', () => {
     const catalog = buildPostgresCatalog(
       rows({
         types: [userType(9400, 'evilrange', { kind: 'r', rangeSubtype: INT4, rangeFunctions: [11] })],
-        relations: [{ oid: 9202, schema: 'public', name: 'r', rowType: 0, columnTypes: [9400], children: [], indexFamilies: [], unsafeForeign: false, hasRules: false, viewCode: null, policyCode: null, planCode: null, writeCode: null }],
+        relations: [
+          {
+            oid: 9202,
+            schema: 'public',
+            name: 'r',
+            rowType: 0,
+            columnTypes: [9400],
+            children: [],
+            indexFamilies: [],
+            unsafeForeign: false,
+            hasRules: false,
+            viewCode: null,
+            policyCode: null,
+            planCode: null,
+            writeCode: null,
+          },
+        ],
       }),
       collectors(),
     );

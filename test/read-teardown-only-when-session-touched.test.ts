@@ -47,17 +47,34 @@ const untouched = async (guard: ConnectionGuard, sql: string) => {
 describe('the read decision on a database whose user code never reaches random()', () => {
   let guard: ConnectionGuard;
   beforeAll(async () => {
-    guard = new ConnectionGuard(await database(plainDb, 'CREATE FUNCTION twice(n int) RETURNS int LANGUAGE sql IMMUTABLE AS $$ SELECT n * 2 $$'));
+    guard = new ConnectionGuard(
+      await database(plainDb, 'CREATE FUNCTION twice(n int) RETURNS int LANGUAGE sql IMMUTABLE AS $$ SELECT n * 2 $$'),
+    );
   }, 30_000);
 
   it('lets plain reads skip the unlock and reseed', async () => {
-    for (const sql of ['SELECT 1', 'SELECT id, x FROM t WHERE id = 1 ORDER BY x', 'SELECT twice(id) FROM t', 'SELECT count(*) FROM generate_series(1, 100)', 'SELECT now(), gen_random_uuid()']) {
+    for (const sql of [
+      'SELECT 1',
+      'SELECT id, x FROM t WHERE id = 1 ORDER BY x',
+      'SELECT twice(id) FROM t',
+      'SELECT count(*) FROM generate_series(1, 100)',
+      'SELECT now(), gen_random_uuid()',
+    ]) {
       expect(await untouched(guard, sql), sql).toBe(true);
     }
   });
 
   it('keeps them for every spelling of a call that reads the random() sequence', async () => {
-    for (const sql of ['SELECT random()', 'SELECT pg_catalog.random()', 'SELECT "random"()', 'SELECT PG_CATALOG.RANDOM()', 'SELECT random_normal()', 'SELECT x FROM t ORDER BY random() LIMIT 1', 'SELECT (SELECT random())', 'WITH r AS (SELECT random() AS v) SELECT v FROM r']) {
+    for (const sql of [
+      'SELECT random()',
+      'SELECT pg_catalog.random()',
+      'SELECT "random"()',
+      'SELECT PG_CATALOG.RANDOM()',
+      'SELECT random_normal()',
+      'SELECT x FROM t ORDER BY random() LIMIT 1',
+      'SELECT (SELECT random())',
+      'WITH r AS (SELECT random() AS v) SELECT v FROM r',
+    ]) {
       const verdict = await decideStatement(guard, sql);
       if (verdict.kind !== 'read') continue; // random_normal() is PostgreSQL 16+: refused as unknown on 15
       expect(runOptionsOf(verdict).sessionUntouched, sql).toBeUndefined();
@@ -68,9 +85,15 @@ describe('the read decision on a database whose user code never reaches random()
 describe('a database where user code reaches random(): every read keeps the reseed', () => {
   const cases: Array<[string, string]> = [
     ['a SQL function', 'CREATE FUNCTION noise() RETURNS float8 LANGUAGE sql VOLATILE AS $$ SELECT random() $$'],
-    ['a plpgsql function', 'CREATE FUNCTION noise() RETURNS float8 LANGUAGE plpgsql VOLATILE AS $$ BEGIN RETURN pg_catalog.random(); END $$'],
+    [
+      'a plpgsql function',
+      'CREATE FUNCTION noise() RETURNS float8 LANGUAGE plpgsql VOLATILE AS $$ BEGIN RETURN pg_catalog.random(); END $$',
+    ],
     ['a view', 'CREATE VIEW noisy AS SELECT id, random() AS r FROM t'],
-    ['a default argument', 'CREATE FUNCTION with_default(v float8 DEFAULT random()) RETURNS float8 LANGUAGE sql IMMUTABLE AS $$ SELECT v $$'],
+    [
+      'a default argument',
+      'CREATE FUNCTION with_default(v float8 DEFAULT random()) RETURNS float8 LANGUAGE sql IMMUTABLE AS $$ SELECT v $$',
+    ],
   ];
   for (const [what, setup] of cases) {
     it(`through ${what}`, async () => {
@@ -82,10 +105,10 @@ describe('a database where user code reaches random(): every read keeps the rese
   }
 });
 
-describe('the engine: the hand-back is the decision\'s to shorten, never its own', () => {
+describe("the engine: the hand-back is the decision's to shorten, never its own", () => {
   const held = `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()`;
 
-  it('without the decision\'s word it unlocks after a read (the database layer alone)', async () => {
+  it("without the decision's word it unlocks after a read (the database layer alone)", async () => {
     const engine = openEngine(postgresConfig({ maxConnections: 1 }));
     await run(engine, 'SELECT 1', { readOnly: true }); // prepares the named steps
     await run(engine, 'SELECT pg_advisory_lock(515151)', { readOnly: true });
@@ -104,7 +127,12 @@ describe('the engine: the hand-back is the decision\'s to shorten, never its own
 
   it('the decision never gives the option to a read that takes an advisory lock or seeds random()', async () => {
     const guard = new ConnectionGuard(openEngine(postgresConfig({ database: plainDb, maxConnections: 1 })));
-    for (const sql of ['SELECT pg_advisory_lock(1)', 'SELECT pg_try_advisory_lock(1)', 'SELECT setseed(0.5)', 'SELECT pg_catalog.setseed(0)']) {
+    for (const sql of [
+      'SELECT pg_advisory_lock(1)',
+      'SELECT pg_try_advisory_lock(1)',
+      'SELECT setseed(0.5)',
+      'SELECT pg_catalog.setseed(0)',
+    ]) {
       const verdict = await decideStatement(guard, sql);
       expect(verdict.kind, sql).not.toBe('read');
       expect(runOptionsOf(verdict).sessionUntouched, sql).toBeUndefined();

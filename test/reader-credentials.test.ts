@@ -199,7 +199,18 @@ describe('reader credentials', () => {
   });
 
   it('sets reader credentials from the CLI, with --json output that carries no secret', async () => {
-    const added = await dbq('connection', 'add', '--workspace', 'default', '--name', 'cli-pg', '--url', PG_URL, '--create-reader', '--json');
+    const added = await dbq(
+      'connection',
+      'add',
+      '--workspace',
+      'default',
+      '--name',
+      'cli-pg',
+      '--url',
+      PG_URL,
+      '--create-reader',
+      '--json',
+    );
     expect(added.code, added.stderr).toBe(0);
     const c = JSON.parse(added.stdout).connection;
     remember(c);
@@ -207,7 +218,19 @@ describe('reader credentials', () => {
     seen.push(`__generated__${await storedReaderPassword('cli-pg')}`);
     expect(c.readUser.replace(/@.*$/, '')).toBe(await who(h.readerKey, 'cli-pg', 'postgres'));
 
-    const viaUrl = await dbq('connection', 'add', '--workspace', 'default', '--name', 'cli-my', '--url', MYSQL_URL, '--read-url', VIEWER_URL.mysql, '--json');
+    const viaUrl = await dbq(
+      'connection',
+      'add',
+      '--workspace',
+      'default',
+      '--name',
+      'cli-my',
+      '--url',
+      MYSQL_URL,
+      '--read-url',
+      VIEWER_URL.mysql,
+      '--json',
+    );
     expect(viaUrl.code, viaUrl.stderr).toBe(0);
     expect(JSON.parse(viaUrl.stdout).connection).toMatchObject({ readUser: viewer, readAccess: { level: 'read_only' } });
 
@@ -220,7 +243,19 @@ describe('reader credentials', () => {
     expect(my2.readAccess).toEqual({ level: 'read_only', findings: [] });
     seen.push(`__generated__${await storedReaderPassword('cli-my')}`);
 
-    const bad = await dbq('connection', 'add', '--workspace', 'default', '--name', 'cli-bad', '--url', PG_URL, '--read-url', VIEWER_URL.mysql, '--json');
+    const bad = await dbq(
+      'connection',
+      'add',
+      '--workspace',
+      'default',
+      '--name',
+      'cli-bad',
+      '--url',
+      PG_URL,
+      '--read-url',
+      VIEWER_URL.mysql,
+      '--json',
+    );
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stderr)).toMatchObject({ success: false, code: 'invalid_request', error: expect.stringContaining('readUrl') });
     expect((await dbq('connection', 'list', '--workspace', 'default', '--json')).code).toBe(0);

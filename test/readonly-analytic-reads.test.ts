@@ -78,7 +78,8 @@ describe('analytic reads run for a read-only key', () => {
       const failures: string[] = [];
       for (const read of reads) {
         const res = await h!.call('POST', '/api/query', h!.readerKey, { connectionId: connectionId(engine), sql: read.sql, params: [] });
-        if (res.status !== 200) failures.push(`${read.why}\n    ${read.sql.replace(/\n/g, '\n    ')}\n    → ${res.status} ${JSON.stringify(res.body)}`);
+        if (res.status !== 200)
+          failures.push(`${read.why}\n    ${read.sql.replace(/\n/g, '\n    ')}\n    → ${res.status} ${JSON.stringify(res.body)}`);
       }
       expect(failures, `${failures.length} of ${reads.length} ${engine} reads refused or failed:\n\n${failures.join('\n\n')}`).toEqual([]);
     }, 120_000);

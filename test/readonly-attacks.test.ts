@@ -30,17 +30,28 @@ async function snapshot(engine: EngineName): Promise<string> {
   }
   if (engine === 'mysql') {
     const [probe] = (await my.query('SELECT GROUP_CONCAT(id, ":", COALESCE(v, "") ORDER BY id) AS p FROM guard_probe')) as any;
-    const [tables] = (await my.query('SELECT GROUP_CONCAT(table_name ORDER BY table_name) AS t FROM information_schema.tables WHERE table_schema = ?', [dbName])) as any;
+    const [tables] = (await my.query(
+      'SELECT GROUP_CONCAT(table_name ORDER BY table_name) AS t FROM information_schema.tables WHERE table_schema = ?',
+      [dbName],
+    )) as any;
     const [routines] = (await my.query('SELECT COUNT(*) AS r FROM information_schema.routines WHERE routine_schema = ?', [dbName])) as any;
     return JSON.stringify([probe[0].p, tables[0].t, routines[0].r]);
   }
   const file = path.join(workspaceSqliteDir(h, 'default'), 'guard.db');
   const db = new Database(file, { readonly: true });
   try {
-    const probe = db.prepare("SELECT group_concat(id || ':' || coalesce(v, ''), ',') AS p FROM (SELECT * FROM guard_probe ORDER BY id)").get();
+    const probe = db
+      .prepare("SELECT group_concat(id || ':' || coalesce(v, ''), ',') AS p FROM (SELECT * FROM guard_probe ORDER BY id)")
+      .get();
     const master = db.prepare("SELECT group_concat(type || name, ',') AS m FROM (SELECT * FROM sqlite_master ORDER BY name)").get();
-    const files = fs.readdirSync(workspaceSqliteDir(h, 'default')).filter((f) => !f.startsWith('guard.db')).sort();
-    const tmpFiles = fs.readdirSync('/tmp').filter((f) => f.startsWith('dbq_guard_probe')).sort();
+    const files = fs
+      .readdirSync(workspaceSqliteDir(h, 'default'))
+      .filter((f) => !f.startsWith('guard.db'))
+      .sort();
+    const tmpFiles = fs
+      .readdirSync('/tmp')
+      .filter((f) => f.startsWith('dbq_guard_probe'))
+      .sort();
     return JSON.stringify([probe, master, files, tmpFiles]);
   } finally {
     db.close();
@@ -65,7 +76,7 @@ beforeAll(async () => {
   my = await mysql.createConnection({ host: '127.0.0.1', user: 'root' });
   await my.query(`CREATE DATABASE ${dbName}`);
   await my.query(`USE ${dbName}`);
-  await my.query("CREATE TABLE guard_probe (id int PRIMARY KEY, v text); ");
+  await my.query('CREATE TABLE guard_probe (id int PRIMARY KEY, v text); ');
   await my.query("INSERT INTO guard_probe VALUES (1, 'a'), (2, 'b'), (3, NULL)");
   const lite = new Database(path.join(workspaceSqliteDir(h, 'default'), 'guard.db'));
   lite.exec("CREATE TABLE guard_probe (id integer PRIMARY KEY, v text); INSERT INTO guard_probe VALUES (1, 'a'), (2, 'b'), (3, NULL);");
@@ -97,7 +108,12 @@ describe('attack statements are refused and change nothing', () => {
     it(`${engine}: ${attacks.length} attacks as a read-only key`, async () => {
       const before = await snapshot(engine);
       for (const attack of attacks) {
-        const res = await h.call('POST', '/api/query', h.readerKey, { connectionId: `g-${engine}`, sql: attack.sql, params: paramsFor(attack.sql), timeoutMs: 5000 });
+        const res = await h.call('POST', '/api/query', h.readerKey, {
+          connectionId: `g-${engine}`,
+          sql: attack.sql,
+          params: paramsFor(attack.sql),
+          timeoutMs: 5000,
+        });
         expect([400, 403, 422], `${attack.why}: ${attack.sql} → ${res.status} ${JSON.stringify(res.body)}`).toContain(res.status);
         if (res.status === 422) {
           // The engine itself cannot compile it (MariaDB has no FOR SHARE): it never runs.
@@ -113,7 +129,12 @@ describe('attack statements are refused and change nothing', () => {
     it(`${engine}: ${attacks.length} attacks as an admin key on a readOnly connection`, async () => {
       const before = await snapshot(engine);
       for (const attack of attacks) {
-        const res = await h.call('POST', '/api/query', h.adminKey, { connectionId: `g-${engine}-ro`, sql: attack.sql, params: paramsFor(attack.sql), timeoutMs: 5000 });
+        const res = await h.call('POST', '/api/query', h.adminKey, {
+          connectionId: `g-${engine}-ro`,
+          sql: attack.sql,
+          params: paramsFor(attack.sql),
+          timeoutMs: 5000,
+        });
         expect([400, 403, 422], `${attack.why}: ${attack.sql}`).toContain(res.status);
       }
       expect(await snapshot(engine)).toBe(before);
@@ -136,7 +157,11 @@ describe('attack statements are refused and change nothing', () => {
     it(`${engine}: ${reads.length} reads stay allowed for a read-only key`, async () => {
       const before = await snapshot(engine);
       for (const read of reads) {
-        const res = await h.call('POST', '/api/query', h.readerKey, { connectionId: `g-${engine}`, sql: read.sql, params: paramsFor(read.sql) });
+        const res = await h.call('POST', '/api/query', h.readerKey, {
+          connectionId: `g-${engine}`,
+          sql: read.sql,
+          params: paramsFor(read.sql),
+        });
         // 200, or 422 when the database itself objects (e.g. a named parameter it was not given):
         // what matters is that the guard let the read through and the database is unchanged.
         expect([200, 422], `${read.why}: ${read.sql} → ${JSON.stringify(res.body)}`).toContain(res.status);

@@ -31,7 +31,8 @@ describe('guard fixtures', () => {
   });
 
   it('aim every write at the guard_probe family, so replays against real databases stay contained', () => {
-    const writeTargets = /\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|(?<!FOR\s+(?:NO\s+KEY\s+)?)UPDATE|DELETE\s+FROM|DROP\s+TABLE|TRUNCATE(?:\s+TABLE)?|LOCK\s+TABLES?|ALTER\s+TABLE)\s+([A-Za-z_]\w*)/gi;
+    const writeTargets =
+      /\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|(?<!FOR\s+(?:NO\s+KEY\s+)?)UPDATE|DELETE\s+FROM|DROP\s+TABLE|TRUNCATE(?:\s+TABLE)?|LOCK\s+TABLES?|ALTER\s+TABLE)\s+([A-Za-z_]\w*)/gi;
     for (const { sql } of [...ATTACK_STATEMENTS, ...READ_STATEMENTS]) {
       for (const match of sql.matchAll(writeTargets)) expect(match[1], sql).toMatch(/^guard_probe/);
     }
@@ -99,7 +100,7 @@ describe.each(ENGINE_NAMES)('%s guard', (engine) => {
     }
   });
 
-  it('answers a typo with the engine\'s own syntax error, for every role', async () => {
+  it("answers a typo with the engine's own syntax error, for every role", async () => {
     for (const sql of ['SELEC 1 FROM guard_probe', 'SELECT * FROMM guard_probe']) {
       const verdict = await decideStatement(guards[engine], sql);
       expect(verdict.kind, sql).toBe('invalid');
@@ -140,9 +141,7 @@ describe('statement types', () => {
 
 describe('postgres parser loading', () => {
   it('serves concurrent first calls from one module load', async () => {
-    const verdicts = await Promise.all(
-      Array.from({ length: 5 }, () => classifyStatement('postgres', 'SELECT 1')),
-    );
+    const verdicts = await Promise.all(Array.from({ length: 5 }, () => classifyStatement('postgres', 'SELECT 1')));
     expect(verdicts.every((verdict) => verdict.kind === 'read')).toBe(true);
   });
 });
@@ -152,10 +151,23 @@ describe('function allowlists of MySQL and SQLite, on the text', () => {
   const sqlite = { engine: 'SQLite', functions: SQLITE_FUNCTIONS, parenKeywords: SQLITE_PAREN_KEYWORDS };
 
   it('refuses every call that is not a vetted built-in, however it is spelled', () => {
-    for (const text of ['SELECT sleep(1)', 'SELECT SLEEP (1)', 'SELECT `sleep`(1)', 'SELECT test.f(1)', 'SELECT myudf(1)', 'SELECT x FROM t WHERE get_lock(1, 0)']) {
+    for (const text of [
+      'SELECT sleep(1)',
+      'SELECT SLEEP (1)',
+      'SELECT `sleep`(1)',
+      'SELECT test.f(1)',
+      'SELECT myudf(1)',
+      'SELECT x FROM t WHERE get_lock(1, 0)',
+    ]) {
       expect(findDisallowedCall(text, mysql), text).toBeDefined();
     }
-    for (const text of ['SELECT load_extension(1)', 'SELECT "load_extension"(1)', 'SELECT [readfile](1)', 'SELECT main.f(1)', 'SELECT app_udf(1)']) {
+    for (const text of [
+      'SELECT load_extension(1)',
+      'SELECT "load_extension"(1)',
+      'SELECT [readfile](1)',
+      'SELECT main.f(1)',
+      'SELECT app_udf(1)',
+    ]) {
       expect(findDisallowedCall(text, sqlite), text).toBeDefined();
     }
   });

@@ -26,7 +26,9 @@ beforeAll(async () => {
   const lite = new Database(liteFile);
   lite.exec("CREATE TABLE plan_t (id integer PRIMARY KEY, v text); INSERT INTO plan_t VALUES (1, 'a'), (2, 'b'); PRAGMA user_version = 7");
   lite.close();
-  expect((await h.call('POST', '/api/connections', h.adminKey, { name: 'pg', url: `postgres://postgres@127.0.0.1:5432/${dbName}` })).status).toBe(201);
+  expect(
+    (await h.call('POST', '/api/connections', h.adminKey, { name: 'pg', url: `postgres://postgres@127.0.0.1:5432/${dbName}` })).status,
+  ).toBe(201);
   expect((await h.call('POST', '/api/connections', h.adminKey, { name: 'lite', url: 'sqlite:plan.db' })).status).toBe(201);
 }, 30_000);
 
@@ -44,7 +46,11 @@ async function pgRows(): Promise<string> {
 function liteState(): string {
   const lite = new Database(liteFile, { readonly: true });
   try {
-    return JSON.stringify([lite.prepare('SELECT * FROM plan_t ORDER BY id').all(), lite.pragma('journal_mode'), lite.pragma('user_version')]);
+    return JSON.stringify([
+      lite.prepare('SELECT * FROM plan_t ORDER BY id').all(),
+      lite.pragma('journal_mode'),
+      lite.pragma('user_version'),
+    ]);
   } finally {
     lite.close();
   }

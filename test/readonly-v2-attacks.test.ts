@@ -321,10 +321,14 @@ async function snapshot(fx: Fixture): Promise<attacks.Snapshot> {
  * connections, dblink connections, victims), slots and large objects dropped, the program's
  * file removed, tables rebuilt, victims started again. */
 async function restore(fx: Fixture): Promise<void> {
-  await fx.db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+  await fx.db.query(
+    'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
   for (const v of fx.victims.splice(0)) attacks.destroy(v);
   await until('backends to end', async () => {
-    const r = await fx.db.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    const r = await fx.db.query(
+      'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
     return r.rows[0].n === 0;
   });
   await fx.db.query(`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
@@ -366,7 +370,11 @@ type Outcome = attacks.Outcome<PgAttackV2>;
 /** The session probe, then random() again. */
 type Runner = attacks.Runner<[Probe, number]>;
 
-function replay(fx: Fixture, runner: Runner, list: readonly PgAttackV2[]): Promise<{ outcomes: Outcome[]; first: attacks.Snapshot; last: attacks.Snapshot }> {
+function replay(
+  fx: Fixture,
+  runner: Runner,
+  list: readonly PgAttackV2[],
+): Promise<{ outcomes: Outcome[]; first: attacks.Snapshot; last: attacks.Snapshot }> {
   return attacks.replay(
     {
       snapshot: () => snapshot(fx),
@@ -446,11 +454,16 @@ afterAll(async () => {
   if (admin) {
     for (const name of fixtureNames) {
       await attempt(`slots of ${name}`, () =>
-        admin.query(`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE left(slot_name, length($1::text)) = $1 AND active_pid IS NOT NULL`, [name]),
+        admin.query(
+          `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE left(slot_name, length($1::text)) = $1 AND active_pid IS NOT NULL`,
+          [name],
+        ),
       );
       await attempt(`database ${name}`, () => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
       await attempt(`slots of ${name}`, () =>
-        admin.query(`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE left(slot_name, length($1::text)) = $1`, [name]),
+        admin.query(`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE left(slot_name, length($1::text)) = $1`, [
+          name,
+        ]),
       );
     }
     for (const fx of fixtures) for (const v of fx.victims) attacks.destroy(v);
@@ -468,7 +481,17 @@ describe('the attack list', () => {
     const counts: Record<string, number> = {};
     for (const a of PG_ATTACKS_V2) counts[a.class] = (counts[a.class] ?? 0) + 1;
     expect(PG_ATTACKS_V2.length).toBeGreaterThanOrEqual(60);
-    for (const c of ['attribute', 'sql-text', 'index-write', 'session-state', 'server', 'user-defined', 'value-type', 'foreign-table', 'classic']) {
+    for (const c of [
+      'attribute',
+      'sql-text',
+      'index-write',
+      'session-state',
+      'server',
+      'user-defined',
+      'value-type',
+      'foreign-table',
+      'classic',
+    ]) {
       expect(counts[c] ?? 0, c).toBeGreaterThan(0);
     }
     expect(new Set(PG_ATTACKS_V2.map((a) => a.sql)).size).toBe(PG_ATTACKS_V2.length);
@@ -504,12 +527,21 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
     ["SELECT heap_force_kill('guard_probe'::regclass, ARRAY['(0,1)']::tid[])", 'rows'],
     ["SELECT heap_force_freeze('guard_probe'::regclass, ARRAY['(0,2)']::tid[])", 'rows'],
     ['SELECT pg_create_physical_replication_slot(current_database())', 'slots'],
-    [`SELECT (SELECT pid FROM pg_stat_activity WHERE application_name = '${VICTIM_APP}' AND datname = current_database()).pg_terminate_backend`, 'victim_alive'],
-    [`SELECT query_to_xml('SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = ''${BUSY_VICTIM_APP}'' AND datname = current_database()', true, true, '')`, 'busy_victim'],
+    [
+      `SELECT (SELECT pid FROM pg_stat_activity WHERE application_name = '${VICTIM_APP}' AND datname = current_database()).pg_terminate_backend`,
+      'victim_alive',
+    ],
+    [
+      `SELECT query_to_xml('SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = ''${BUSY_VICTIM_APP}'' AND datname = current_database()', true, true, '')`,
+      'busy_victim',
+    ],
     ['SELECT pg_stat_reset()', 'db_stats_reset'],
     ["SELECT pg_stat_reset_shared('archiver')", 'archiver_stats_reset'],
     ['SELECT pg_reload_conf()', 'conf_loaded'],
-    ["SELECT * FROM dblink('dbname=' || current_database() || ' user=postgres host=127.0.0.1', 'DELETE FROM guard_probe WHERE id = 2 RETURNING id') AS t(id int)", 'rows'],
+    [
+      "SELECT * FROM dblink('dbname=' || current_database() || ' user=postgres host=127.0.0.1', 'DELETE FROM guard_probe WHERE id = 2 RETURNING id') AS t(id int)",
+      'rows',
+    ],
     ["SELECT dblink_connect('dbq_guard_persist', 'dbname=' || current_database() || ' user=postgres host=127.0.0.1')", 'stray_backends'],
     ['EXPLAIN SELECT liar_immutable()', 'brin_summaries'],
     ['SELECT evil_agg(id) FROM generate_series(1, 3) id', 'rows'],
@@ -570,13 +602,15 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
     const a = await c.query('SELECT random() AS r');
     const b = await c.query('SELECT random() AS r');
     expect([Number(a.rows[0].r), Number(b.rows[0].r)]).toEqual(seeded);
-    const locks = await fx.db.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = $1", [(c as any).processID]);
+    const locks = await fx.db.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = $1", [
+      (c as any).processID,
+    ]);
     expect(locks.rows[0].n).toBe(1);
     expect((await c.query('SHOW search_path')).rows[0].search_path).not.toBe('evil');
     await restore(fx);
   });
 
-  it("volatility labels in pg_proc do not tell the whole story", async () => {
+  it('volatility labels in pg_proc do not tell the whole story', async () => {
     const r = await fx.db.query(`SELECT proname, provolatile FROM pg_proc
       WHERE proname IN ('evil_agg', 'evil_sfunc', 'liar_stable', 'liar_immutable', 'innocent', 'crosstab', 'connectby', 'xpath_table', 'table_to_xml', 'schema_to_xml', 'txid_current')`);
     const vol = (name: string) => new Set(r.rows.filter((x) => x.proname === name).map((x) => x.provolatile));
@@ -638,7 +672,7 @@ describe('allowlist alone: a superuser connection, every attack through POST /ap
         expect(wrong).toEqual([]);
       });
 
-      it("every 403 names the function it refused", () => {
+      it('every 403 names the function it refused', () => {
         const unnamed = result.outcomes
           .filter((o) => o.status === 403 && o.attack.fn !== undefined)
           .filter((o) => !JSON.stringify(o.body).toLowerCase().includes(o.attack.fn!.toLowerCase()))
@@ -804,7 +838,10 @@ describe('database alone: the guard bypassed, every attack through the engine as
   }, LONG);
 
   it('no attack changes database or server state (SECURITY DEFINER functions and program foreign tables apart)', () => {
-    const changed = stateReport(result.outcomes.filter((o) => !isDefinerAttack(o.attack) && !isProgramAttack(o.attack)), (o) => o.state);
+    const changed = stateReport(
+      result.outcomes.filter((o) => !isDefinerAttack(o.attack) && !isProgramAttack(o.attack)),
+      (o) => o.state,
+    );
     expect(changed).toEqual([]);
   });
 
@@ -812,7 +849,10 @@ describe('database alone: the guard bypassed, every attack through the engine as
     // Inside it the reader acts as the function's owner, so the database layer alone lets it
     // write (the replay shows it did); the guard refuses it (the allowlist block above), and the
     // privilege audit of the reader credential reports it with the function's name.
-    const changed = stateReport(result.outcomes.filter((o) => isDefinerAttack(o.attack)), (o) => o.state);
+    const changed = stateReport(
+      result.outcomes.filter((o) => isDefinerAttack(o.attack)),
+      (o) => o.state,
+    );
     expect(changed.length).toBeGreaterThan(0);
     const access = await engine.readAccess!();
     expect(access.level).toBe('can_write');
@@ -825,7 +865,11 @@ describe('database alone: the guard bypassed, every attack through the engine as
     // reading a partitioned table or an inheritance parent scans its foreign children. The
     // allowlist block above refuses these statements; the reader role cannot.
     const ran = result.outcomes.filter((o) => isProgramAttack(o.attack) && o.state.includes('program_ran'));
-    expect(ran.map((o) => o.attack.sql).sort()).toEqual(PG_ATTACKS_V2.filter(isProgramAttack).map((a) => a.sql).sort());
+    expect(ran.map((o) => o.attack.sql).sort()).toEqual(
+      PG_ATTACKS_V2.filter(isProgramAttack)
+        .map((a) => a.sql)
+        .sort(),
+    );
   });
 
   it('no attack leaves session state for the next request on the pooled backend', () => {
@@ -833,7 +877,9 @@ describe('database alone: the guard bypassed, every attack through the engine as
   });
 
   it('server files stay unreadable: every file-reading attack fails', () => {
-    const fileReads = result.outcomes.filter((o) => /pg_read_file|pg_read_binary_file|pg_stat_file|pg_ls_dir|lo_import|PG_READ_FILE/i.test(o.attack.sql));
+    const fileReads = result.outcomes.filter((o) =>
+      /pg_read_file|pg_read_binary_file|pg_stat_file|pg_ls_dir|lo_import|PG_READ_FILE/i.test(o.attack.sql),
+    );
     expect(fileReads.length).toBeGreaterThan(10);
     expect(fileReads.filter((o) => o.status === 'ok').map((o) => `${label(o.attack)} → ${JSON.stringify(o.body)}`)).toEqual([]);
   });

@@ -85,14 +85,34 @@ const MYSQL_ATTACKS: Attack[] = [
   { sql: 'SELECT 9x(1)', why: 'stored function 9x: the gate reads 9 then the built-in X()', bypass: 'ran 9x (GET_LOCK)' },
   { sql: 'SELECT 1abs(-1)', why: 'stored function 1abs: the gate reads 1 then ABS()', bypass: 'ran 1abs (GET_LOCK)' },
   { sql: 'SELECT $abs(-1)', why: 'stored function $abs: the gate reads $ then ABS()', bypass: 'ran $abs (GET_LOCK)' },
-  { sql: 'SELECT $abs (-1) FROM guard_probe WHERE id = 1', why: '$abs with a space before the parenthesis, in a FROM query', bypass: 'ran $abs (GET_LOCK)' },
+  {
+    sql: 'SELECT $abs (-1) FROM guard_probe WHERE id = 1',
+    why: '$abs with a space before the parenthesis, in a FROM query',
+    bypass: 'ran $abs (GET_LOCK)',
+  },
   { sql: 'SELECT * FROM guard_probe WHERE id = 1abs(1)', why: 'digit-led stored function in WHERE', bypass: 'ran 1abs (GET_LOCK)' },
-  { sql: `SELECT ${OTHER_DB}.$x(1)`, why: 'schema-qualified call into another database: `.` is not the token before the name', bypass: `ran ${OTHER_DB}.$x (GET_LOCK)` },
-  { sql: 'SELECT CONCAT(9x(1), 1abs(1))', why: 'digit-led stored functions as arguments of a built-in', bypass: 'ran 9x and 1abs (GET_LOCK)' },
+  {
+    sql: `SELECT ${OTHER_DB}.$x(1)`,
+    why: 'schema-qualified call into another database: `.` is not the token before the name',
+    bypass: `ran ${OTHER_DB}.$x (GET_LOCK)`,
+  },
+  {
+    sql: 'SELECT CONCAT(9x(1), 1abs(1))',
+    why: 'digit-led stored functions as arguments of a built-in',
+    bypass: 'ran 9x and 1abs (GET_LOCK)',
+  },
   // Server collation vs. JavaScript ===.
-  { sql: 'SELECT bin_to_uuid(1)', why: 'bin_to_uuid( resolves to the stored function `bín_to_uuid` (utf8mb3_general_ci)', bypass: 'ran bín_to_uuid (GET_LOCK)' },
+  {
+    sql: 'SELECT bin_to_uuid(1)',
+    why: 'bin_to_uuid( resolves to the stored function `bín_to_uuid` (utf8mb3_general_ci)',
+    bypass: 'ran bín_to_uuid (GET_LOCK)',
+  },
   { sql: 'SELECT regexp_like(1)', why: 'regexp_like( resolves to the stored function `regexp_likè`', bypass: 'ran regexp_likè (GET_LOCK)' },
-  { sql: "SELECT * FROM JSON_TABLE(columns(1), '$' COLUMNS (a INT PATH '$')) AS jt", why: 'columns( inside JSON_TABLE resolves to the stored function `cólumns`', bypass: 'ran cólumns (GET_LOCK)' },
+  {
+    sql: "SELECT * FROM JSON_TABLE(columns(1), '$' COLUMNS (a INT PATH '$')) AS jt",
+    why: 'columns( inside JSON_TABLE resolves to the stored function `cólumns`',
+    bypass: 'ran cólumns (GET_LOCK)',
+  },
   // Held when written.
   { sql: 'SELECT ran\u212A(1)', why: 'KELVIN SIGN name: the gate sees rank(), the stored-function check sees rank too' },
   { sql: 'SELECT json_storage_free(1)', why: 'MySQL-only built-in name, a stored function on MariaDB' },
@@ -109,8 +129,14 @@ const MYSQL_ATTACKS: Attack[] = [
   { sql: 'SELECT 1 --\x7fguard_fn(1)', why: "'--' then DEL: a comment to MariaDB (control character), refused as ambiguous" },
   { sql: 'SELECT /*!guard_fn(1) AS*/ 1', why: 'executable comment without a version' },
   { sql: 'SELECT 1 /*M!100000 , guard_fn(1) */', why: 'MariaDB executable comment holding a call' },
-  { sql: 'WITH guard_fn(a) AS (SELECT 1) SELECT guard_fn(a) FROM guard_fn', why: 'CTE named like the function: the call after it is still a call' },
-  { sql: 'SELECT row_number() OVER guard_fn, guard_fn(id) FROM guard_probe WINDOW guard_fn AS (ORDER BY id)', why: 'window named like the function' },
+  {
+    sql: 'WITH guard_fn(a) AS (SELECT 1) SELECT guard_fn(a) FROM guard_fn',
+    why: 'CTE named like the function: the call after it is still a call',
+  },
+  {
+    sql: 'SELECT row_number() OVER guard_fn, guard_fn(id) FROM guard_probe WINDOW guard_fn AS (ORDER BY id)',
+    why: 'window named like the function',
+  },
   { sql: 'SELECT * FROM guard_lock_view v WHERE guard_fn(v.l) = 1', why: 'function in WHERE over a view' },
   { sql: "SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a INT PATH '$')) AS jt WHERE guard_fn(a)", why: 'function next to JSON_TABLE' },
   // Sequences.
@@ -147,8 +173,14 @@ const MYSQL_READS: string[] = [
 async function mysqlSnapshot(): Promise<string> {
   const [probe] = (await my.query("SELECT GROUP_CONCAT(id, ':', COALESCE(v, ''), ':', d ORDER BY id) AS p FROM guard_probe")) as any;
   const [seq] = (await my.query('SELECT next_not_cached_value AS n FROM guard_seq')) as any;
-  const [tables] = (await my.query('SELECT GROUP_CONCAT(table_name ORDER BY table_name) AS t FROM information_schema.tables WHERE table_schema = ?', [DB])) as any;
-  const [routines] = (await my.query('SELECT COUNT(*) AS r FROM information_schema.routines WHERE routine_schema IN (?, ?)', [DB, OTHER_DB])) as any;
+  const [tables] = (await my.query(
+    'SELECT GROUP_CONCAT(table_name ORDER BY table_name) AS t FROM information_schema.tables WHERE table_schema = ?',
+    [DB],
+  )) as any;
+  const [routines] = (await my.query('SELECT COUNT(*) AS r FROM information_schema.routines WHERE routine_schema IN (?, ?)', [
+    DB,
+    OTHER_DB,
+  ])) as any;
   return JSON.stringify([probe[0].p, String(seq[0].n), tables[0].t, Number(routines[0].r)]);
 }
 
@@ -199,19 +231,59 @@ const SQLITE_ATTACKS: Attack[] = [
   // SQLite reads a string literal as a table name in FROM (`nm ::= STRING`), so a pragma
   // table-valued function can be named by a string: the sanitizer zeroes string bodies and the
   // call gate skips strings, so the pragma_ prefix check never sees it.
-  { sql: "SELECT * FROM 'pragma_optimize'(65538)", why: 'string-named pragma_optimize: PRAGMA optimize = 0x10002 runs ANALYZE', bypass: 'ran PRAGMA optimize; ANALYZE stopped only by the read-only handle (422)' },
-  { sql: "SELECT * FROM main.'pragma_optimize'(65538)", why: 'schema-qualified string-named pragma_optimize', bypass: 'ran PRAGMA optimize (422 attempt to write a readonly database)' },
-  { sql: "SELECT 1 WHERE 1 IN 'pragma_optimize'(65538)", why: 'x IN table-function, named by a string', bypass: 'ran PRAGMA optimize (422)' },
-  { sql: "SELECT * FROM 'pragma_integrity_check'", why: 'string-named pragma_integrity_check without parentheses: scans the whole database', bypass: 'ran PRAGMA integrity_check (200)' },
-  { sql: "SELECT * FROM 'PRAGMA_QUICK_CHECK'('guard_probe')", why: 'upper-case string-named pragma_quick_check', bypass: 'ran PRAGMA quick_check (200)' },
-  { sql: "SELECT * FROM guard_probe JOIN 'pragma_foreign_key_check'", why: 'string-named pragma table function as a JOIN operand', bypass: 'ran PRAGMA foreign_key_check (200)' },
-  { sql: "SELECT * FROM json_each('[1]') AS j, 'pragma_quick_check'", why: 'string-named pragma table function after a comma in FROM', bypass: 'ran PRAGMA quick_check (200)' },
+  {
+    sql: "SELECT * FROM 'pragma_optimize'(65538)",
+    why: 'string-named pragma_optimize: PRAGMA optimize = 0x10002 runs ANALYZE',
+    bypass: 'ran PRAGMA optimize; ANALYZE stopped only by the read-only handle (422)',
+  },
+  {
+    sql: "SELECT * FROM main.'pragma_optimize'(65538)",
+    why: 'schema-qualified string-named pragma_optimize',
+    bypass: 'ran PRAGMA optimize (422 attempt to write a readonly database)',
+  },
+  {
+    sql: "SELECT 1 WHERE 1 IN 'pragma_optimize'(65538)",
+    why: 'x IN table-function, named by a string',
+    bypass: 'ran PRAGMA optimize (422)',
+  },
+  {
+    sql: "SELECT * FROM 'pragma_integrity_check'",
+    why: 'string-named pragma_integrity_check without parentheses: scans the whole database',
+    bypass: 'ran PRAGMA integrity_check (200)',
+  },
+  {
+    sql: "SELECT * FROM 'PRAGMA_QUICK_CHECK'('guard_probe')",
+    why: 'upper-case string-named pragma_quick_check',
+    bypass: 'ran PRAGMA quick_check (200)',
+  },
+  {
+    sql: "SELECT * FROM guard_probe JOIN 'pragma_foreign_key_check'",
+    why: 'string-named pragma table function as a JOIN operand',
+    bypass: 'ran PRAGMA foreign_key_check (200)',
+  },
+  {
+    sql: "SELECT * FROM json_each('[1]') AS j, 'pragma_quick_check'",
+    why: 'string-named pragma table function after a comma in FROM',
+    bypass: 'ran PRAGMA quick_check (200)',
+  },
   // SQLite stops reading at a NUL character (better-sqlite3 passes the length, SQLite still
   // stops at the first zero); the guard reads on. After the NUL, `AS (…)` makes the gate take
   // `, f(…)` for a CTE column list (call-gate.ts isCteColumnList) and skip the call.
-  { sql: "SELECT 1, load_extension('/tmp/dbq_v2_probe.so') /* \u0000 */ AS (SELECT 1)", why: 'NUL in a comment hides `AS (` from SQLite: load_extension was called (now: text with a NUL is refused for everyone, 400)', status: 400 },
-  { sql: "SELECT 1, fts3_tokenizer('simple') -- \u0000\nAS (SELECT 1)", why: 'NUL in a -- comment: fts3_tokenizer (SQLITE_DIRECTONLY, raw pointer) was called (now 400)', status: 400 },
-  { sql: "SELECT 1, rtreecheck('guard_rtree') /* \u0000 */ AS (SELECT 1)", why: 'NUL trick: rtreecheck ran its own queries (now 400)', status: 400 },
+  {
+    sql: "SELECT 1, load_extension('/tmp/dbq_v2_probe.so') /* \u0000 */ AS (SELECT 1)",
+    why: 'NUL in a comment hides `AS (` from SQLite: load_extension was called (now: text with a NUL is refused for everyone, 400)',
+    status: 400,
+  },
+  {
+    sql: "SELECT 1, fts3_tokenizer('simple') -- \u0000\nAS (SELECT 1)",
+    why: 'NUL in a -- comment: fts3_tokenizer (SQLITE_DIRECTONLY, raw pointer) was called (now 400)',
+    status: 400,
+  },
+  {
+    sql: "SELECT 1, rtreecheck('guard_rtree') /* \u0000 */ AS (SELECT 1)",
+    why: 'NUL trick: rtreecheck ran its own queries (now 400)',
+    status: 400,
+  },
   // Held when written.
   { sql: 'SELECT * FROM pragma_optimize', why: 'pragma table function without parentheses' },
   { sql: 'SELECT * FROM main.pragma_optimize(65538)', why: 'schema-qualified pragma table function' },
@@ -220,7 +292,7 @@ const SQLITE_ATTACKS: Attack[] = [
   { sql: 'SELECT * FROM `pragma_quick_check`', why: 'backtick-quoted pragma table function' },
   { sql: 'SELECT * FROM PRAGMA_OPTIMIZE(65538)', why: 'upper-case pragma table function' },
   { sql: 'SELECT 1 WHERE 1 IN pragma_optimize', why: 'x IN table-function without parentheses' },
-  { sql: 'SELECT * FROM pragma_table_info(\'guard_probe\'), pragma_wal_checkpoint', why: 'vetted pragma function next to an unvetted one' },
+  { sql: "SELECT * FROM pragma_table_info('guard_probe'), pragma_wal_checkpoint", why: 'vetted pragma function next to an unvetted one' },
   { sql: "SELECT [load_extension]('/tmp/dbq_v2_probe.so')", why: 'bracket-quoted load_extension' },
   { sql: "SELECT `fts3_tokenizer`('simple')", why: 'backtick-quoted fts3_tokenizer' },
   { sql: "SELECT load_extens\u0131on('/tmp/dbq_v2_probe.so')", why: 'dotless i: a different name to SQLite, not on the list' },
@@ -228,17 +300,25 @@ const SQLITE_ATTACKS: Attack[] = [
   { sql: "SELECT rtreecheck('guard_rtree')", why: 'rtreecheck runs queries named by its argument' },
   { sql: "SELECT sqlite_log(1, 'x')", why: 'writes to the SQLite error log' },
   { sql: "SELECT geopoly_debug(x'00')", why: 'SQLITE_DIRECTONLY debugging function' },
-  { sql: "SELECT 1, load_extension('/tmp/dbq_v2_probe.so') AS (SELECT 1)", why: 'the same text without the NUL: a call list is no CTE column list (403), and SQLite could not compile it anyway (422)', status: [403, 422] },
+  {
+    sql: "SELECT 1, load_extension('/tmp/dbq_v2_probe.so') AS (SELECT 1)",
+    why: 'the same text without the NUL: a call list is no CTE column list (403), and SQLite could not compile it anyway (422)',
+    status: [403, 422],
+  },
   { sql: 'EXPLAIN QUERY PLAN SELECT * FROM pragma_optimize', why: 'EXPLAIN prefix over an unvetted table function' },
   { sql: 'PRAGMA optimize(65538)', why: 'PRAGMA optimize in call form runs ANALYZE' },
   { sql: 'PRAGMA locking_mode = EXCLUSIVE', why: 'read handle would keep its lock between reads' },
   { sql: 'PRAGMA trusted_schema = 1', why: 'lets schema code call unsafe functions' },
   { sql: "WITH x AS (SELECT 1) ATTACH 'guard-v2-attached.db' AS a", why: 'ATTACH behind a CTE (SQLite cannot compile it)', status: 422 },
-  { sql: "VACUUM main INTO 'guard-v2-copy.db'", why: 'VACUUM INTO writes a file next to the working directory (refused for every role: 400)', status: [400, 403] },
+  {
+    sql: "VACUUM main INTO 'guard-v2-copy.db'",
+    why: 'VACUUM INTO writes a file next to the working directory (refused for every role: 400)',
+    status: [400, 403],
+  },
   { sql: "WITH d AS (SELECT 1) INSERT INTO guard_probe VALUES (9, 'x') RETURNING *", why: 'WITH … INSERT … RETURNING' },
   { sql: "INSERT INTO guard_probe VALUES (1, 'x') ON CONFLICT (id) DO UPDATE SET v = 'y'", why: 'UPSERT' },
   { sql: 'SELECT * FROM (DELETE FROM guard_probe RETURNING id)', why: 'a DELETE as a subquery (SQLite cannot compile it)', status: 422 },
-  { sql: 'REPLACE INTO guard_probe VALUES (1, \'r\')', why: 'REPLACE statement, not replace()' },
+  { sql: "REPLACE INTO guard_probe VALUES (1, 'r')", why: 'REPLACE statement, not replace()' },
   { sql: "SELECT 1; SELECT * FROM 'pragma_optimize'(65538)", why: 'second statement', status: 400 },
 ];
 
@@ -266,11 +346,19 @@ function sqlitePath(): string {
 function sqliteSnapshot(): string {
   const db = new Database(sqlitePath(), { readonly: true });
   try {
-    const probe = db.prepare("SELECT group_concat(id || ':' || coalesce(v, ''), ',') AS p FROM (SELECT * FROM guard_probe ORDER BY id)").get();
+    const probe = db
+      .prepare("SELECT group_concat(id || ':' || coalesce(v, ''), ',') AS p FROM (SELECT * FROM guard_probe ORDER BY id)")
+      .get();
     const master = db.prepare("SELECT group_concat(type || ':' || name, ',') AS m FROM (SELECT * FROM sqlite_master ORDER BY name)").get();
     const files = fs.readdirSync(sqliteDir()).sort();
-    const tmp = fs.readdirSync('/tmp').filter((f) => f.startsWith(TMP_PREFIX)).sort();
-    const cwd = fs.readdirSync(process.cwd()).filter((f) => f.startsWith('guard-v2')).sort();
+    const tmp = fs
+      .readdirSync('/tmp')
+      .filter((f) => f.startsWith(TMP_PREFIX))
+      .sort();
+    const cwd = fs
+      .readdirSync(process.cwd())
+      .filter((f) => f.startsWith('guard-v2'))
+      .sort();
     return JSON.stringify([probe, master, files, tmp, cwd]);
   } finally {
     db.close();
@@ -368,7 +456,11 @@ describe('MariaDB: attacks on the allowlist are refused and change nothing', () 
     await my.query(`CREATE FUNCTION json_storage_size(a INT) RETURNS INT NOT DETERMINISTIC ${EFFECT}`);
     try {
       const { result: res, lockSeen } = await watchingLock(() => query('v2-mysql', 'SELECT json_storage_size(1)'));
-      expectRefused(res, { sql: 'SELECT json_storage_size(1)', why: 'stored function newer than the cached names', bypass: 'ran json_storage_size (GET_LOCK)' });
+      expectRefused(res, {
+        sql: 'SELECT json_storage_size(1)',
+        why: 'stored function newer than the cached names',
+        bypass: 'ran json_storage_size (GET_LOCK)',
+      });
       expect(lockSeen).toBe(false);
     } finally {
       await my.query('DROP FUNCTION json_storage_size');

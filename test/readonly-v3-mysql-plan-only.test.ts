@@ -298,7 +298,9 @@ describe('the guard: views and column expressions are read, and what reaches cod
     );
     expect(res.body.details.view).toBe(`${DB}.v_over_view`);
     const column = await query(h.readerKey, 'v3', 'EXPLAIN INSERT INTO with_seq_default (id) VALUES (5)');
-    expect(column.body.details.why).toMatch(new RegExp(`^Column ${DB}\\.with_seq_default\\.n has a default \\(nextval\\(.*seq_default.*\\)\\) that runs what a read may not`));
+    expect(column.body.details.why).toMatch(
+      new RegExp(`^Column ${DB}\\.with_seq_default\\.n has a default \\(nextval\\(.*seq_default.*\\)\\) that runs what a read may not`),
+    );
   });
 
   it(`refuses ${UNPARSED_PLAN}, which the parser cannot read`, async () => {
@@ -422,7 +424,8 @@ describe('the engine alone: it runs what it is told, on the owner login', () => 
     engine = openEngine(mysqlConfig({ database: DB, maxConnections: 2 }));
     guard = new ConnectionGuard(engine);
   });
-  const read = (sql: string, runOptions = {}) => engine.execute({ sql, params: [], readOnly: true, ...runOptions, timeoutMs: 10_000, maxRows: 100, maxBytes: 1e6 });
+  const read = (sql: string, runOptions = {}) =>
+    engine.execute({ sql, params: [], readOnly: true, ...runOptions, timeoutMs: 10_000, maxRows: 100, maxBytes: 1e6 });
 
   it('keeps a plan in the read-only transaction unless the decision says otherwise, where MariaDB refuses it', async () => {
     const before = await state();

@@ -70,9 +70,6 @@ const engines: Engine[] = [];
 /** random() twice after setseed(V3_SEED): what a seeded backend answers next. */
 let seeded: [number, number];
 
-
-
-
 /** A database built once per kind, cloned for each block (CREATE DATABASE … TEMPLATE): building
  * runs the fixture SQL (and the harm) once. */
 const templates = new Map<PgAttackV3Fixture, Promise<string>>();
@@ -133,16 +130,19 @@ async function snapshot(fx: Fixture): Promise<attacks.Snapshot> {
   return r.rows[0];
 }
 
-
 /** Every other backend of the database ended (pooled connections, victim), the sequence reset,
  * the victim started again. A statistics reset cannot be undone: the next snapshot is the new
  * baseline. */
 async function restore(fx: Fixture): Promise<void> {
-  await fx.db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+  await fx.db.query(
+    'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
   if (fx.victim) attacks.destroy(fx.victim);
   fx.victim = null;
   await until('backends to end', async () => {
-    const r = await fx.db.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    const r = await fx.db.query(
+      'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
     return r.rows[0].n === 0;
   });
   if (fx.sequence) await fx.db.query("SELECT setval('v3_seq', 1, false)");
@@ -182,12 +182,17 @@ type Outcome = attacks.Outcome<PgAttackV3>;
 /** random() twice, as the next request on the same pooled backend. */
 type Runner = attacks.Runner<[number, number]>;
 
-function replay(fx: Fixture, runner: Runner, list: readonly PgAttackV3[]): Promise<{ outcomes: Outcome[]; first: attacks.Snapshot; last: attacks.Snapshot }> {
+function replay(
+  fx: Fixture,
+  runner: Runner,
+  list: readonly PgAttackV3[],
+): Promise<{ outcomes: Outcome[]; first: attacks.Snapshot; last: attacks.Snapshot }> {
   return attacks.replay(
     {
       snapshot: () => snapshot(fx),
       restore: () => restore(fx),
-      sessionChanges: (_baseline, probed) => (probed[0] === seeded[0] && probed[1] === seeded[1] ? [`random() replays setseed(${V3_SEED})`] : []),
+      sessionChanges: (_baseline, probed) =>
+        probed[0] === seeded[0] && probed[1] === seeded[1] ? [`random() replays setseed(${V3_SEED})`] : [],
     },
     runner,
     list,
@@ -275,7 +280,20 @@ describe('the attack list', () => {
     const counts: Record<string, number> = {};
     for (const a of PG_ATTACKS_V3) counts[a.mechanism] = (counts[a.mechanism] ?? 0) + 1;
     expect(PG_ATTACKS_V3.length).toBeGreaterThanOrEqual(80);
-    for (const m of ['implicit-eq', 'opclass', 'hash-merge', 'negator-commutator', 'estimator', 'range', 'relation-fold', 'plan-only-write', 'type-io', 'cast', 'container', 'indirect']) {
+    for (const m of [
+      'implicit-eq',
+      'opclass',
+      'hash-merge',
+      'negator-commutator',
+      'estimator',
+      'range',
+      'relation-fold',
+      'plan-only-write',
+      'type-io',
+      'cast',
+      'container',
+      'indirect',
+    ]) {
       expect(counts[m] ?? 0, m).toBeGreaterThan(0);
     }
     expect(new Set(PG_ATTACKS_V3.map((a) => a.sql)).size).toBe(PG_ATTACKS_V3.length);
@@ -308,11 +326,15 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
         await c.query(`SELECT ${fn}(1)`);
         const r = await c.query(PROBE_SQL);
         expect([Number(r.rows[0].a), Number(r.rows[0].b)], fn).toEqual(seeded);
-        const locks = await fx.db.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND pid = $2", [V3_LOCK_KEY, (c as unknown as { processID: number }).processID]);
+        const locks = await fx.db.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND pid = $2", [
+          V3_LOCK_KEY,
+          (c as unknown as { processID: number }).processID,
+        ]);
         expect(locks.rows[0].n, fn).toBe(1);
         // The SQL harm has no nextval: PostgreSQL refuses it in a read-only transaction, which
         // would end the statement before the other effects when it comes first.
-        const expected = fn === 'v3_harm' || fn === 'v3_harm_path' ? ['sequence', 'victim_alive', 'advisory_locks'] : ['victim_alive', 'advisory_locks'];
+        const expected =
+          fn === 'v3_harm' || fn === 'v3_harm_path' ? ['sequence', 'victim_alive', 'advisory_locks'] : ['victim_alive', 'advisory_locks'];
         expect(attacks.changedKeys(before, await snapshot(fx)).sort(), fn).toEqual(expected.sort());
       } finally {
         attacks.destroy(c);
@@ -321,31 +343,35 @@ describe('positive controls: the attacks are live for a superuser, and the snaps
     }
   });
 
-  it('every attack, in BEGIN READ ONLY … ROLLBACK, ends the victim or resets the statistics', async () => {
-    const missed: string[] = [];
-    for (const attack of PG_ATTACKS_V3) {
-      const fx = fxs[attack.fixture];
-      const before = await snapshot(fx);
-      // A fresh backend: index expressions, predicates and partition keys are folded when a
-      // backend first loads them.
-      const c = await attacks.connect(fx.url, 'dbq_v3_control');
-      extraClients.push(c);
-      let error = '';
-      try {
-        await c.query('BEGIN READ ONLY');
-        await c.query(attack.sql);
-      } catch (err) {
-        error = ` (${(err as Error).message})`;
+  it(
+    'every attack, in BEGIN READ ONLY … ROLLBACK, ends the victim or resets the statistics',
+    async () => {
+      const missed: string[] = [];
+      for (const attack of PG_ATTACKS_V3) {
+        const fx = fxs[attack.fixture];
+        const before = await snapshot(fx);
+        // A fresh backend: index expressions, predicates and partition keys are folded when a
+        // backend first loads them.
+        const c = await attacks.connect(fx.url, 'dbq_v3_control');
+        extraClients.push(c);
+        let error = '';
+        try {
+          await c.query('BEGIN READ ONLY');
+          await c.query(attack.sql);
+        } catch (err) {
+          error = ` (${(err as Error).message})`;
+        }
+        await c.query('ROLLBACK').catch(() => {});
+        attacks.destroy(c);
+        const changed = attacks.changedKeys(before, await snapshot(fx));
+        const key = attack.effect === 'victim' ? 'victim_alive' : 'stats_reset';
+        if (!changed.includes(key)) missed.push(`${label(attack)} changed [${changed.join(', ')}]${error}`);
+        if (changed.length > 0) await restore(fx);
       }
-      await c.query('ROLLBACK').catch(() => {});
-      attacks.destroy(c);
-      const changed = attacks.changedKeys(before, await snapshot(fx));
-      const key = attack.effect === 'victim' ? 'victim_alive' : 'stats_reset';
-      if (!changed.includes(key)) missed.push(`${label(attack)} changed [${changed.join(', ')}]${error}`);
-      if (changed.length > 0) await restore(fx);
-    }
-    expect(missed).toEqual([]);
-  }, LONG);
+      expect(missed).toEqual([]);
+    },
+    LONG,
+  );
 });
 
 describe('allowlist alone: a superuser connection, every attack through POST /api/query by a read-only key', () => {
@@ -354,7 +380,11 @@ describe('allowlist alone: a superuser connection, every attack through POST /ap
   beforeAll(async () => {
     const fxs = await createAttackFixtures('su');
     for (const kind of KINDS) {
-      const created = await h.call('POST', '/api/connections', h.adminKey, { name: `v3-su-${kind}`, url: fxs[kind].url, maxConnections: 1 });
+      const created = await h.call('POST', '/api/connections', h.adminKey, {
+        name: `v3-su-${kind}`,
+        url: fxs[kind].url,
+        maxConnections: 1,
+      });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
     }
     result = await replayAll(fxs, (kind) => apiRunner(h, () => h.readerKey, `v3-su-${kind}`));
@@ -387,7 +417,12 @@ describe('database alone: the guard bypassed, every attack through the engine as
   }, LONG);
 
   it('no attack changes database or server state (LANGUAGE internal bindings apart)', () => {
-    expect(stateReport(result.outcomes.filter((o) => !cBinding(o.attack)), (o) => o.state)).toEqual([]);
+    expect(
+      stateReport(
+        result.outcomes.filter((o) => !cBinding(o.attack)),
+        (o) => o.state,
+      ),
+    ).toEqual([]);
   });
 
   it('a LANGUAGE internal binding of pg_stat_reset runs for any reader: only the guard holds it back', () => {
@@ -395,7 +430,11 @@ describe('database alone: the guard bypassed, every attack through the engine as
     // EXECUTE check, and the C function behind pg_stat_reset checks no privilege itself (its
     // ACL is on the built-in pg_proc entry, not on a second name bound to the same symbol).
     const reset = result.outcomes.filter((o) => cBinding(o.attack) && o.state.includes('stats_reset'));
-    expect(reset.map((o) => o.attack.sql).sort()).toEqual(PG_ATTACKS_V3.filter(cBinding).map((a) => a.sql).sort());
+    expect(reset.map((o) => o.attack.sql).sort()).toEqual(
+      PG_ATTACKS_V3.filter(cBinding)
+        .map((a) => a.sql)
+        .sort(),
+    );
   });
 
   it('no attack leaves session state for the next request on the pooled backend', () => {

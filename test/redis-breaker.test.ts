@@ -73,7 +73,9 @@ describe('RedisBreaker', () => {
     await expect(breaker.watch(Promise.resolve(7))).resolves.toBe(7);
     await expect(breaker.watch(Promise.reject(new Error('fast')))).rejects.toThrow('fast');
     expect(breaker.open).toBe(false);
-    const slow = expect(breaker.watch(sleep(110).then(() => Promise.reject(new Error('Command timed out'))))).rejects.toThrow('Command timed out');
+    const slow = expect(breaker.watch(sleep(110).then(() => Promise.reject(new Error('Command timed out'))))).rejects.toThrow(
+      'Command timed out',
+    );
     await vi.advanceTimersByTimeAsync(110);
     await slow;
     expect(breaker.open).toBe(true);

@@ -7,12 +7,15 @@ import { createHarness, PG_URL, type Harness } from './support/harness.ts';
 
 let h: Harness;
 const logs: string[] = [];
-const linesOf = (reqId: string) => logs.filter((l) => l.includes(reqId)).map((l) => ({ raw: l, json: JSON.parse(l) as Record<string, any> }));
+const linesOf = (reqId: string) =>
+  logs.filter((l) => l.includes(reqId)).map((l) => ({ raw: l, json: JSON.parse(l) as Record<string, any> }));
 
 beforeAll(async () => {
   h = await createHarness({}, { logs });
   expect((await h.call('POST', '/api/connections', h.adminKey, { name: 'log-pg', url: PG_URL })).status).toBe(201);
-  expect((await h.call('POST', '/api/connections', h.adminKey, { name: 'log-analyst', url: PG_URL.replace('postgres@', 'analyst@') })).status).toBe(201);
+  expect(
+    (await h.call('POST', '/api/connections', h.adminKey, { name: 'log-analyst', url: PG_URL.replace('postgres@', 'analyst@') })).status,
+  ).toBe(201);
 });
 afterAll(async () => {
   await h.close();
@@ -48,7 +51,9 @@ describe('request log lines', () => {
   it('say the driver text once', async () => {
     const res = await h.call('POST', '/api/query', h.adminKey, { connectionId: 'log-analyst', sql: 'SELECT 1' });
     expect(res.body.error).toBe('Could not connect to database: role "analyst" does not exist');
-    const text = linesOf(res.headers['x-request-id'] as string).map((l) => l.raw).join('\n');
+    const text = linesOf(res.headers['x-request-id'] as string)
+      .map((l) => l.raw)
+      .join('\n');
     expect(text.match(/role \\"analyst\\" does not exist/g)).toHaveLength(1);
   });
 });

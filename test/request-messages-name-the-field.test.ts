@@ -21,7 +21,13 @@ afterAll(async () => {
 
 describe('forbidden keys', () => {
   it('a __proto__ key is named, not called invalid JSON', async () => {
-    const res = await h.call('POST', '/api/query', h.adminKey, '{"connectionId":"msg-pg","sql":"SELECT 1","params":[{"__proto__":{"x":1}}]}', { 'content-type': 'application/json' });
+    const res = await h.call(
+      'POST',
+      '/api/query',
+      h.adminKey,
+      '{"connectionId":"msg-pg","sql":"SELECT 1","params":[{"__proto__":{"x":1}}]}',
+      { 'content-type': 'application/json' },
+    );
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'invalid_request', details: { field: 'params[0].__proto__' } });
     expect(res.body.error).toBe('Invalid request: a "__proto__" key is not allowed (params[0].__proto__)');

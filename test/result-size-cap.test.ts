@@ -15,7 +15,8 @@ const CASES = [
   {
     engine: 'sqlite',
     conn: 'lite',
-    rows: (n: number) => `WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < ${n}) SELECT g, replace(hex(zeroblob(20)), '0', 'x') AS pad FROM s`,
+    rows: (n: number) =>
+      `WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < ${n}) SELECT g, replace(hex(zeroblob(20)), '0', 'x') AS pad FROM s`,
   },
 ] as const;
 

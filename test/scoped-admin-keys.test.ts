@@ -17,7 +17,11 @@ async function keyFor(body: Record<string, unknown>): Promise<string> {
 }
 
 async function snapshot() {
-  const connections = await h.svc.db.selectFrom('connections').select(['id', 'name', 'read_only', 'grants_everyone', 'updated_at']).orderBy('id').execute();
+  const connections = await h.svc.db
+    .selectFrom('connections')
+    .select(['id', 'name', 'read_only', 'grants_everyone', 'updated_at'])
+    .orderBy('id')
+    .execute();
   const grants = await h.svc.db.selectFrom('connection_grants').selectAll().execute();
   return { connections, grants };
 }

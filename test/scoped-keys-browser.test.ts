@@ -15,7 +15,13 @@ let page: Page;
 beforeAll(async () => {
   w = await startBrowserHarness({ context: { viewport: { width: 1280, height: 900 } }, withReaderAndSample: true });
   page = w.page;
-  await createApiKey(w.h.svc.db, { workspace: 'default', email: ADMIN.email, name: 'nightly-report', scope: { toolsOnly: true }, expiresInDays: 10 });
+  await createApiKey(w.h.svc.db, {
+    workspace: 'default',
+    email: ADMIN.email,
+    name: 'nightly-report',
+    scope: { toolsOnly: true },
+    expiresInDays: 10,
+  });
   await signInAt(w.base, page, ADMIN);
 }, 120_000);
 

@@ -33,7 +33,7 @@ beforeAll(async () => {
   const dir = workspaceSqliteDir(h, 'default');
   for (const f of ['keys-a.db', 'keys-b.db']) {
     const db = new Database(path.join(dir, f));
-    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t (v) VALUES (\'x\');');
+    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t (v) VALUES ('x');");
     db.close();
   }
   idA = (await h.call('POST', '/api/connections', h.adminKey, { name: 'a', url: 'sqlite:keys-a.db' })).body.data.connection.id;
@@ -115,7 +115,13 @@ describe('creating a scoped key', () => {
   });
 
   it('never creates a key wider than the key that asks for it', async () => {
-    const parent = await keyFor('admin@acme.test', { name: 'parent', readOnly: true, connections: ['a'], tools: ['t_one'], expiresInDays: 10 });
+    const parent = await keyFor('admin@acme.test', {
+      name: 'parent',
+      readOnly: true,
+      connections: ['a'],
+      tools: ['t_one'],
+      expiresInDays: 10,
+    });
     expect(parent.apiKey.expiresSoon).toBe(true);
     const wider = await h.call('POST', '/api/keys', parent.secret, { name: 'child', connections: ['b'] });
     expect(wider.status).toBe(403);
@@ -192,7 +198,12 @@ describe('a key past its expiresAt', () => {
       const res = await h.call('POST', '/api/query', secret, { connectionId: 'a', sql: 'SELECT 1' });
       expect(res.status).toBe(401);
       // Still the 401 of any refused key, plus the reason only the key's holder can provoke.
-      expect(res.body).toEqual({ success: false, error: 'Invalid or missing API key', code: 'invalid_api_key', details: { reason: 'expired' } });
+      expect(res.body).toEqual({
+        success: false,
+        error: 'Invalid or missing API key',
+        code: 'invalid_api_key',
+        details: { reason: 'expired' },
+      });
     }
     await until('key.expired in the audit log', async () => (await audit('key.expired', apiKey.id)).length > 0, 3000);
     // "Once" is an absence: a second entry would have been written by now.
@@ -209,7 +220,7 @@ describe('a key past its expiresAt', () => {
 });
 
 describe('GET /keys/self', () => {
-  it('tells a program its scope, expiry, its user\'s own role and what it may effectively do', async () => {
+  it("tells a program its scope, expiry, its user's own role and what it may effectively do", async () => {
     const { apiKey, secret } = await keyFor('admin@acme.test', { name: 'agent', readOnly: true, connections: ['a'], expiresInDays: 30 });
     const res = await h.call('GET', '/api/keys/self', secret);
     expect(res.status).toBe(200);
@@ -231,7 +242,7 @@ describe('GET /keys/self', () => {
 });
 
 describe('history seen through a connection-scoped key', () => {
-  it('holds only the entries of the key\'s connections', async () => {
+  it("holds only the entries of the key's connections", async () => {
     const { secret } = await keyFor('admin@acme.test', { name: 'only-a', connections: ['a'] });
     await h.call('POST', '/api/query', h.adminKey, { connectionId: 'b', sql: 'SELECT 2' });
     await h.call('POST', '/api/query', h.adminKey, { connectionId: 'a', sql: 'SELECT 1' });
@@ -250,7 +261,11 @@ describe('async queries seen through a connection-scoped key', () => {
     const onA = await h.call('POST', '/api/query', h.adminKey, { connectionId: 'a', sql: 'SELECT 1', async: true });
     expect(onB.status).toBe(202);
     for (const q of [onA, onB]) {
-      await until('the query to finish', async () => (await h.call('GET', `/api/query/${q.body.data.queryId}`, h.adminKey)).body.data.status !== 'running', 5000);
+      await until(
+        'the query to finish',
+        async () => (await h.call('GET', `/api/query/${q.body.data.queryId}`, h.adminKey)).body.data.status !== 'running',
+        5000,
+      );
     }
     const hidden = await h.call('GET', `/api/query/${onB.body.data.queryId}`, scoped.secret);
     expect(hidden.status).toBe(404);
@@ -261,7 +276,7 @@ describe('async queries seen through a connection-scoped key', () => {
 });
 
 describe('GET /keys', () => {
-  it('lists every key for an admin and only the caller\'s own otherwise, never a secret', async () => {
+  it("lists every key for an admin and only the caller's own otherwise, never a secret", async () => {
     const all = (await h.call('GET', '/api/keys', h.adminKey)).body.data.apiKeys;
     expect(new Set(all.map((k: any) => k.user.email))).toEqual(new Set(['admin@acme.test', 'reader@acme.test']));
     const own = (await h.call('GET', '/api/keys', h.readerKey)).body.data.apiKeys;
@@ -275,9 +290,12 @@ describe('OpenAPI', () => {
   it('describes the keys, workspace and grants endpoints with their bodies', async () => {
     const res = await h.call('GET', '/api/openapi.json', null);
     const paths = res.body.paths;
-    for (const p of ['/api/keys', '/api/keys/self', '/api/keys/{id}/revoke', '/api/workspace', '/api/connections/{id}/grants']) expect(Object.keys(paths)).toContain(p);
+    for (const p of ['/api/keys', '/api/keys/self', '/api/keys/{id}/revoke', '/api/workspace', '/api/connections/{id}/grants'])
+      expect(Object.keys(paths)).toContain(p);
     const body = paths['/api/keys'].post.requestBody.content['application/json'].schema.properties;
-    expect(Object.keys(body)).toEqual(expect.arrayContaining(['name', 'user', 'readOnly', 'connections', 'toolsOnly', 'tools', 'expiresAt', 'expiresInDays']));
+    expect(Object.keys(body)).toEqual(
+      expect.arrayContaining(['name', 'user', 'readOnly', 'connections', 'toolsOnly', 'tools', 'expiresAt', 'expiresInDays']),
+    );
     expect(paths['/api/workspace'].patch.requestBody.content['application/json'].schema.properties.maxKeyDays).toBeDefined();
     expect(paths['/api/connections/{id}/grants'].put).toBeDefined();
   });
@@ -285,7 +303,22 @@ describe('OpenAPI', () => {
 
 describe('the CLI', () => {
   it('creates a scoped key (--json shape of the contract), lists its scope and expiry, sets maxKeyDays, audits as the local operator', async () => {
-    const created = await dbq('key', 'create', '--workspace', 'default', '--user', 'reader@acme.test', '--name', 'cli-agent', '--read-only', '--connection', 'a', '--expires-in-days', '7', '--json');
+    const created = await dbq(
+      'key',
+      'create',
+      '--workspace',
+      'default',
+      '--user',
+      'reader@acme.test',
+      '--name',
+      'cli-agent',
+      '--read-only',
+      '--connection',
+      'a',
+      '--expires-in-days',
+      '7',
+      '--json',
+    );
     expect(created.code, created.stderr).toBe(0);
     const out = JSON.parse(created.stdout);
     expect(Object.keys(out.apiKey).sort()).toEqual(['expiresAt', 'id', 'name', 'prefix', 'scope']);
@@ -323,24 +356,33 @@ describe('on a PostgreSQL store', () => {
     const db = new Database(path.join(workspaceSqliteDir(pgh, 'default'), 'pg-store.db'));
     db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY)');
     db.close();
-    const conn = (await pgh.call('POST', '/api/connections', pgh.adminKey, { name: 'lite', url: 'sqlite:pg-store.db' })).body.data.connection;
+    const conn = (await pgh.call('POST', '/api/connections', pgh.adminKey, { name: 'lite', url: 'sqlite:pg-store.db' })).body.data
+      .connection;
     expect((await pgh.call('PATCH', '/api/workspace', pgh.adminKey, { maxKeyDays: 90 })).status).toBe(200);
     const created = await pgh.call('POST', '/api/keys', pgh.adminKey, { name: 'agent', readOnly: true, connections: ['lite'] });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body.data.apiKey.scope).toEqual({ readOnly: true, connections: [conn.id] });
     expect(Math.abs(Date.parse(created.body.data.apiKey.expiresAt) - (Date.now() + 90 * 86_400_000))).toBeLessThan(60_000);
-    expect((await pgh.call('POST', '/api/query', created.body.data.secret, { connectionId: 'lite', sql: 'DELETE FROM t' })).status).toBe(403);
+    expect((await pgh.call('POST', '/api/query', created.body.data.secret, { connectionId: 'lite', sql: 'DELETE FROM t' })).status).toBe(
+      403,
+    );
 
     expect((await pgh.call('PUT', `/api/connections/${conn.id}/grants`, pgh.adminKey, { everyone: false, users: [] })).status).toBe(200);
     expect((await pgh.call('POST', '/api/query', pgh.readerKey, { connectionId: 'lite', sql: 'SELECT 1' })).status).toBe(404);
     expect((await pgh.call('GET', `/api/connections/${conn.id}/grants`, pgh.adminKey)).body.data).toEqual({ everyone: false, users: [] });
 
-    const { apiKey, secret } = await createApiKey(pgh.svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'short', expiresAt: new Date(Date.now() + 300).toISOString() });
+    const { apiKey, secret } = await createApiKey(pgh.svc.db, {
+      workspace: 'default',
+      email: 'reader@acme.test',
+      name: 'short',
+      expiresAt: new Date(Date.now() + 300).toISOString(),
+    });
     // As above: the clock moves past the expiry instead of the test waiting it out.
     vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
     vi.setSystemTime(Date.parse(apiKey.expiresAt!) + 100);
     await Promise.all([1, 2, 3].map(() => pgh.call('GET', '/api/connections', secret)));
-    const expired = () => pgh.svc.db.selectFrom('audit_log').select('id').where('action', '=', 'key.expired').where('target_id', '=', apiKey.id).execute();
+    const expired = () =>
+      pgh.svc.db.selectFrom('audit_log').select('id').where('action', '=', 'key.expired').where('target_id', '=', apiKey.id).execute();
     await until('key.expired in the audit log', async () => (await expired()).length > 0, 3000);
     // "Once" is an absence: a second entry would have been written by now.
     await sleep(100);

@@ -119,17 +119,23 @@ describe.each(CASES)('$name', ({ connection, q, hasFunctions }) => {
 
   it('full: a table as describe_table gives it, indexes with their columns', async () => {
     const full = (await objects(connection, 'pattern=customers&kind=table&detail=full')).body.data.objects;
-    const described = dataOf(await client.callTool({ name: 'describe_table', arguments: { connectionId: connection, table: 'customers' } }));
+    const described = dataOf(
+      await client.callTool({ name: 'describe_table', arguments: { connectionId: connection, table: 'customers' } }),
+    );
     expect(full).toEqual([described.table]);
     expect(full[0].columns.map((c: any) => c.name)).toEqual(['id', 'name', 'email']);
     const index = (await objects(connection, 'pattern=idx_orders&kind=index&detail=full')).body.data.objects;
-    expect(index).toEqual([expect.objectContaining({ kind: 'index', name: 'idx_orders_customer', table: 'orders', unique: false, columns: ['customer_id'] })]);
+    expect(index).toEqual([
+      expect.objectContaining({ kind: 'index', name: 'idx_orders_customer', table: 'orders', unique: false, columns: ['customer_id'] }),
+    ]);
   });
 
   it('functions where the engine has them', async () => {
     const res = (await objects(connection, 'pattern=order_total&kind=function&detail=full')).body.data;
     if (!hasFunctions) return expect(res.objects).toEqual([]);
-    expect(res.objects).toEqual([expect.objectContaining({ kind: 'function', name: 'order_total', type: expect.stringMatching(/numeric|decimal/i) })]);
+    expect(res.objects).toEqual([
+      expect.objectContaining({ kind: 'function', name: 'order_total', type: expect.stringMatching(/numeric|decimal/i) }),
+    ]);
     expect(res.objects[0].arguments).toMatch(/n/);
   });
 
@@ -142,7 +148,10 @@ describe.each(CASES)('$name', ({ connection, q, hasFunctions }) => {
 
   it('the MCP tool answers what the route answers', async () => {
     const rest = await objects(connection, 'pattern=order&detail=summary');
-    const tool = await client.callTool({ name: 'search_objects', arguments: { connectionId: connection, pattern: 'order', detail: 'summary' } });
+    const tool = await client.callTool({
+      name: 'search_objects',
+      arguments: { connectionId: connection, pattern: 'order', detail: 'summary' },
+    });
     expect(dataOf(tool)).toEqual(rest.body.data);
   });
 });

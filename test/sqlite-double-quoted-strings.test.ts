@@ -32,7 +32,10 @@ describe('double-quoted strings on SQLite', () => {
   });
 
   it('run with single quotes', async () => {
-    const res = await h.call('POST', '/api/query', h.readerKey, { connectionId: 'dq', sql: "SELECT name FROM city WHERE name = 'Anthony'" });
+    const res = await h.call('POST', '/api/query', h.readerKey, {
+      connectionId: 'dq',
+      sql: "SELECT name FROM city WHERE name = 'Anthony'",
+    });
     expect(res.status).toBe(200);
     expect(res.body.data.rows).toEqual([['Anthony']]);
   });

@@ -111,10 +111,24 @@ describe('SQLite statements that reach other files', () => {
         if (file) expect(fs.existsSync(file), sql).toBe(false);
       }
       // With parameters bound, and with writes that are not ATTACH: unchanged.
-      const attach = engine.execute({ sql: 'ATTACH ? AS x', params: [probe('param')], readOnly: false, timeoutMs: 5000, maxRows: 10, maxBytes: 1 << 20 });
+      const attach = engine.execute({
+        sql: 'ATTACH ? AS x',
+        params: [probe('param')],
+        readOnly: false,
+        timeoutMs: 5000,
+        maxRows: 10,
+        maxBytes: 1 << 20,
+      });
       await expect(attach).rejects.toMatchObject({ code: 'insufficient_permissions' });
       expect(fs.existsSync(probe('param'))).toBe(false);
-      const insert = await engine.execute({ sql: 'INSERT INTO t VALUES (?), (?)', params: [1, 2], readOnly: false, timeoutMs: 5000, maxRows: 10, maxBytes: 1 << 20 });
+      const insert = await engine.execute({
+        sql: 'INSERT INTO t VALUES (?), (?)',
+        params: [1, 2],
+        readOnly: false,
+        timeoutMs: 5000,
+        maxRows: 10,
+        maxBytes: 1 << 20,
+      });
       expect(insert.affectedRows).toBe(2);
       const vacuum = await engine.execute({ sql: 'VACUUM', params: [], readOnly: false, timeoutMs: 5000, maxRows: 10, maxBytes: 1 << 20 });
       expect(vacuum.affectedRows).toBe(0);
@@ -129,7 +143,14 @@ describe('SQLite statements that reach other files', () => {
     expect(runner).not.toMatch(/enable_load_extension|unsafeMode\s*\(/);
     const engine = createEngine(sqliteConfig());
     try {
-      const run = engine.execute({ sql: `SELECT load_extension('${probe('ext')}')`, params: [], readOnly: false, timeoutMs: 5000, maxRows: 10, maxBytes: 1 << 20 });
+      const run = engine.execute({
+        sql: `SELECT load_extension('${probe('ext')}')`,
+        params: [],
+        readOnly: false,
+        timeoutMs: 5000,
+        maxRows: 10,
+        maxBytes: 1 << 20,
+      });
       await expect(run).rejects.toMatchObject({ code: 'query_failed', message: expect.stringMatching(/not authorized/) });
     } finally {
       await engine.close();

@@ -31,7 +31,9 @@ function makeDb(file: string, secret: string): void {
 /** What a create or test answer says, without what necessarily differs (ids, names, times). */
 function comparable(body: any): unknown {
   return JSON.parse(
-    JSON.stringify(body, (key, value) => (['id', 'name', 'database', 'createdAt', 'updatedAt', 'latencyMs'].includes(key) ? undefined : value)),
+    JSON.stringify(body, (key, value) =>
+      ['id', 'name', 'database', 'createdAt', 'updatedAt', 'latencyMs'].includes(key) ? undefined : value,
+    ),
   );
 }
 
@@ -130,7 +132,10 @@ describe('SQLite files per workspace', () => {
 
   it('shows and creates each workspace directory from the CLI', async () => {
     const run = promisify(execFile);
-    const dbq = async (...args: string[]) => JSON.parse((await run('./bin/dbq', [...args, '--json'], { env: { ...process.env, DBQ_DATA_DIR: h.dataDir }, timeout: 30_000 })).stdout);
+    const dbq = async (...args: string[]) =>
+      JSON.parse(
+        (await run('./bin/dbq', [...args, '--json'], { env: { ...process.env, DBQ_DATA_DIR: h.dataDir }, timeout: 30_000 })).stdout,
+      );
     const created = await dbq('workspace', 'create', 'dirs-ws');
     expect(created.workspace.sqliteDir).toBe(path.join(h.config.sqliteDir, 'dirs-ws'));
     expect(fs.statSync(created.workspace.sqliteDir).isDirectory()).toBe(true);
@@ -170,9 +175,22 @@ describe('upgrading: connections made when DBQ_SQLITE_DIR was shared', () => {
         .insertInto('connections')
         .values({
           id: `conn_legacy_${name}_${workspaceId}`,
-          workspace_id: workspaceId, name, engine: 'sqlite', grants_everyone: 1, host: null, port: null, database, username: null,
-          ssl: 0, read_only: 0, max_connections: 10, secret: null, read_username: null, read_access: null,
-          created_at: at, updated_at: at,
+          workspace_id: workspaceId,
+          name,
+          engine: 'sqlite',
+          grants_everyone: 1,
+          host: null,
+          port: null,
+          database,
+          username: null,
+          ssl: 0,
+          read_only: 0,
+          max_connections: 10,
+          secret: null,
+          read_username: null,
+          read_access: null,
+          created_at: at,
+          updated_at: at,
         })
         .execute();
     };
@@ -196,7 +214,12 @@ describe('upgrading: connections made when DBQ_SQLITE_DIR was shared', () => {
     old.call('POST', `/w/${slug}/api/query`, key, { connectionId, sql: 'SELECT secret FROM t' });
 
   it("moves each file into its workspace's directory at start, and the records keep working", async () => {
-    for (const [name, secret] of [['legacy', 'acme-legacy'], ['shared', 'shared-first'], ['abs', 'acme-abs'], ['deep', 'acme-deep']]) {
+    for (const [name, secret] of [
+      ['legacy', 'acme-legacy'],
+      ['shared', 'shared-first'],
+      ['abs', 'acme-abs'],
+      ['deep', 'acme-deep'],
+    ]) {
       const res = await read(acmeKey, 'acme', name);
       expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(200);
       expect(res.body.data.rows).toEqual([[secret]]);

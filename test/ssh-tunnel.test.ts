@@ -151,15 +151,22 @@ describe('SSH tunnels', () => {
   });
 
   it('DBQ_CONNECTION_TARGETS must allow the bastion and the database host; the bastion is pinned', async () => {
-    const fields = { ...parseConnectionUrl('postgres://u@db.internal:5432/x'), ssh: { host: 'bastion.example', port: 22, user, privateKey: 'k', password: null, hostKey: 'SHA256:x' } };
+    const fields = {
+      ...parseConnectionUrl('postgres://u@db.internal:5432/x'),
+      ssh: { host: 'bastion.example', port: 22, user, privateKey: 'k', password: null, hostKey: 'SHA256:x' },
+    };
     const config = toEngineConfig(fields, { sqliteWorkspaceDir: null, maxConnections: 1, acquireTimeoutMs: 1000, connectTimeoutMs: 1000 });
     const lookup = async (host: string) => (host === 'bastion.example' ? ['192.0.2.7'] : ['10.0.0.5']);
     const both = parseConnectionTargets(['192.0.2.0/24', '10.0.0.0/8'], { lookupTimeoutMs: 1000 })!;
     const pinned = await pinConnectionTarget(both, config, lookup);
     expect(pinned.ssh?.host).toBe('192.0.2.7');
     expect(pinned.host).toBe('db.internal');
-    await expect(pinConnectionTarget(parseConnectionTargets(['10.0.0.0/8'], { lookupTimeoutMs: 1000 })!, config, lookup)).rejects.toBeInstanceOf(InsufficientPermissionsError);
-    await expect(pinConnectionTarget(parseConnectionTargets(['192.0.2.0/24'], { lookupTimeoutMs: 1000 })!, config, lookup)).rejects.toBeInstanceOf(InsufficientPermissionsError);
+    await expect(
+      pinConnectionTarget(parseConnectionTargets(['10.0.0.0/8'], { lookupTimeoutMs: 1000 })!, config, lookup),
+    ).rejects.toBeInstanceOf(InsufficientPermissionsError);
+    await expect(
+      pinConnectionTarget(parseConnectionTargets(['192.0.2.0/24'], { lookupTimeoutMs: 1000 })!, config, lookup),
+    ).rejects.toBeInstanceOf(InsufficientPermissionsError);
   });
 
   it('queries PostgreSQL through the bastion; the record shows the bastion, never its key', async () => {
@@ -231,11 +238,23 @@ describe('SSH tunnels', () => {
   });
 
   it('shares one SSH connection among a pool of concurrent sessions and ends it with the engine', async () => {
-    const fields = { ...parseConnectionUrl(PG_URL), ssh: { host: '127.0.0.1', port, user, privateKey: clientKey, password: null, hostKey: parseHostKey(hostKeyLine)! } };
-    const engine = createEngine(toEngineConfig(fields, { sqliteWorkspaceDir: null, maxConnections: 4, acquireTimeoutMs: 10_000, connectTimeoutMs: 10_000 }));
+    const fields = {
+      ...parseConnectionUrl(PG_URL),
+      ssh: { host: '127.0.0.1', port, user, privateKey: clientKey, password: null, hostKey: parseHostKey(hostKeyLine)! },
+    };
+    const engine = createEngine(
+      toEngineConfig(fields, { sqliteWorkspaceDir: null, maxConnections: 4, acquireTimeoutMs: 10_000, connectTimeoutMs: 10_000 }),
+    );
     const before = accepted();
     const gone = disconnected();
-    const opts = { sql: 'SELECT pg_backend_pid() AS pid, pg_sleep(0.3)', params: [], readOnly: true, timeoutMs: 10_000, maxRows: 10, maxBytes: 1_000_000 };
+    const opts = {
+      sql: 'SELECT pg_backend_pid() AS pid, pg_sleep(0.3)',
+      params: [],
+      readOnly: true,
+      timeoutMs: 10_000,
+      maxRows: 10,
+      maxBytes: 1_000_000,
+    };
     const results = await Promise.all([1, 2, 3, 4].map(() => engine.execute(opts)));
     // Four sessions at once: four backends, one SSH login.
     expect(new Set(results.map((r) => JSON.stringify(r.rows[0]?.[0] ?? r.rows[0]))).size).toBe(4);
@@ -249,8 +268,27 @@ describe('SSH tunnels', () => {
     try {
       out = await run(
         './bin/dbq',
-        ['connection', 'add', '--workspace', 'default', '--name', 'cli-ssh', '--url', PG_URL, '--ssh-host', '127.0.0.1', '--ssh-port', String(port),
-          '--ssh-user', user, '--ssh-key-file', path.join(dir, 'client_key'), '--ssh-host-key', hostKeyLine, '--json'],
+        [
+          'connection',
+          'add',
+          '--workspace',
+          'default',
+          '--name',
+          'cli-ssh',
+          '--url',
+          PG_URL,
+          '--ssh-host',
+          '127.0.0.1',
+          '--ssh-port',
+          String(port),
+          '--ssh-user',
+          user,
+          '--ssh-key-file',
+          path.join(dir, 'client_key'),
+          '--ssh-host-key',
+          hostKeyLine,
+          '--json',
+        ],
         { env: { ...process.env, DBQ_DATA_DIR: h.dataDir }, timeout: 30_000 },
       );
     } catch (err) {

@@ -50,7 +50,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await expect(createWorkspace(store.db, { slug: 'acme' })).rejects.toThrow(/already exists/);
       await expect(createWorkspace(store.db, { slug: 'Bad Slug!' })).rejects.toThrow(/slug/);
       await expect(setWorkspacePlan(store.db, 'acme', 'gold', cliActor())).rejects.toThrow(/plan/);
-      await expect(createUser(store.db, { workspace: 'acme', email: 'ana@acme.test', role: 'admin' }, cliActor())).rejects.toThrow(/already exists/);
+      await expect(createUser(store.db, { workspace: 'acme', email: 'ana@acme.test', role: 'admin' }, cliActor())).rejects.toThrow(
+        /already exists/,
+      );
       await expect(createUser(store.db, { workspace: 'acme', email: 'x@acme.test', role: 'owner' }, cliActor())).rejects.toThrow(/role/);
     });
 
@@ -70,7 +72,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(dump).not.toContain(secret);
       expect(dump).not.toContain(secret.slice(12));
       const principal = await authenticateKey(store.db, secret);
-      expect(principal).toMatchObject({ workspace: { slug: 'acme', plan: 'professional' }, user: { email: 'ana@acme.test', role: 'admin' }, apiKey: { id: apiKey.id, name: 'ci' } });
+      expect(principal).toMatchObject({
+        workspace: { slug: 'acme', plan: 'professional' },
+        user: { email: 'ana@acme.test', role: 'admin' },
+        apiKey: { id: apiKey.id, name: 'ci' },
+      });
       const listed = await listApiKeys(store.db, 'acme');
       expect(listed.find((k) => k.id === apiKey.id)).toMatchObject({ name: 'ci', revokedAt: null });
       expect(JSON.stringify(listed)).not.toContain(secret);
@@ -106,8 +112,21 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     it('seals connection passwords (AES-256-GCM, bound to the record id)', async () => {
       const ws = await getWorkspace(store.db, 'acme');
       const deps = { db: store.db, secretBox, sqliteDir: tempDir() };
-      const rec = await createConnection(deps, ws.id, { name: 'wh', url: 'postgres://analyst:s3cret-pw@db.internal:5432/sales?sslmode=require' }, cliActor());
-      expect(rec).toMatchObject({ engine: 'postgres', host: 'db.internal', port: 5432, database: 'sales', user: 'analyst', ssl: true, readOnly: false });
+      const rec = await createConnection(
+        deps,
+        ws.id,
+        { name: 'wh', url: 'postgres://analyst:s3cret-pw@db.internal:5432/sales?sslmode=require' },
+        cliActor(),
+      );
+      expect(rec).toMatchObject({
+        engine: 'postgres',
+        host: 'db.internal',
+        port: 5432,
+        database: 'sales',
+        user: 'analyst',
+        ssl: true,
+        readOnly: false,
+      });
       expect(JSON.stringify(rec)).not.toContain('s3cret-pw');
       const row = await getConnectionRow(store.db, ws.id, 'wh');
       expect(row.secret).toMatch(/^v1:/);
@@ -124,7 +143,10 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('pages history by keyset without skips or repeats while entries arrive', async () => {
       const ws = await getWorkspace(store.db, 'acme');
-      const principal = await authenticateKey(store.db, (await createApiKey(store.db, { workspace: 'acme', email: 'ana@acme.test', name: 'h' })).secret);
+      const principal = await authenticateKey(
+        store.db,
+        (await createApiKey(store.db, { workspace: 'acme', email: 'ana@acme.test', name: 'h' })).secret,
+      );
       const history = new HistoryLog(store);
       const write = (i: number) =>
         history.write({
@@ -161,8 +183,13 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       // Backdated the way an old entry really is: its id starts with its creation time.
       const old = Date.parse('2000-01-01T00:00:00.000Z');
       const oldId = `${firstIdAt('h', old)}${'0'.repeat(16)}`;
-      await sql`update query_history set id = ${oldId}, created_at = ${new Date(old).toISOString()} where sql = 'SELECT 0'`.execute(store.db);
-      const principal = await authenticateKey(store.db, (await createApiKey(store.db, { workspace: 'acme', email: 'ana@acme.test', name: 'p' })).secret);
+      await sql`update query_history set id = ${oldId}, created_at = ${new Date(old).toISOString()} where sql = 'SELECT 0'`.execute(
+        store.db,
+      );
+      const principal = await authenticateKey(
+        store.db,
+        (await createApiKey(store.db, { workspace: 'acme', email: 'ana@acme.test', name: 'p' })).secret,
+      );
       const before = (await listHistory(store.db, principal, { limit: 200 })).entries.length;
       expect(await pruneHistory(store.db, 90)).toBe(1);
       expect(await pruneHistory(store.db, 90)).toBe(0);

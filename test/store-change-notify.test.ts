@@ -70,7 +70,8 @@ afterAll(async () => {
 const query = (p: DbqProcess, slug: string, who: string, connectionId: string, sql: string) =>
   http('POST', `${p.url}/w/${slug}/api/query`, keys[`${slug}:${who}`].secret, { connectionId, sql });
 // Admin-only and harmless: an admin gets 400 (the empty body), anyone else 403.
-const adminProbe = (p: DbqProcess, slug: string, who: string) => http('POST', `${p.url}/w/${slug}/api/connections`, keys[`${slug}:${who}`].secret, {});
+const adminProbe = (p: DbqProcess, slug: string, who: string) =>
+  http('POST', `${p.url}/w/${slug}/api/connections`, keys[`${slug}:${who}`].secret, {});
 
 /** Polls both processes until `check` holds for each; returns how long that took (ms). */
 async function honouredBy(procs: DbqProcess[], check: (p: DbqProcess) => Promise<boolean>): Promise<number> {
@@ -123,7 +124,10 @@ async function changesHonoured(slug: string, beforeEach?: () => Promise<void>): 
 
   await beforeEach?.();
   await runCli(env, 'connection', 'update', '--workspace', slug, '--connection', 'edited', '--read-only');
-  took.edit = await honouredBy(procs, async (p) => (await query(p, slug, 'admin', 'edited', 'CREATE TEMP TABLE IF NOT EXISTS cache_probe (x int)')).status === 403);
+  took.edit = await honouredBy(
+    procs,
+    async (p) => (await query(p, slug, 'admin', 'edited', 'CREATE TEMP TABLE IF NOT EXISTS cache_probe (x int)')).status === 403,
+  );
 
   await beforeEach?.();
   await runCli(env, 'connection', 'remove', '--workspace', slug, '--connection', 'deleted');
@@ -147,7 +151,10 @@ describe('look-ups cached per process on the PostgreSQL store', () => {
     const killer = new pg.Client({ connectionString: store.url });
     await killer.connect();
     const kill = async () => {
-      await killer.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and datname = current_database()', [LISTEN_APPLICATION_NAME]);
+      await killer.query(
+        'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and datname = current_database()',
+        [LISTEN_APPLICATION_NAME],
+      );
     };
     // Every 100 ms, so the processes spend the test reconnecting, on the counter fallback, or
     // briefly listening — and before every change, so none is made while they listen.

@@ -18,7 +18,8 @@ function systemError(code: string): Error {
 describe('store errors', () => {
   it('takes a stopping, starting, full or unreachable server as unavailable', () => {
     for (const code of ['57P01', '57P02', '57P03', '53300', '08006', '08001']) expect(isStoreUnavailable(dbError(code)), code).toBe(true);
-    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']) expect(isStoreUnavailable(systemError(code)), code).toBe(true);
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND'])
+      expect(isStoreUnavailable(systemError(code)), code).toBe(true);
     // node-postgres' own: "Connection terminated unexpectedly", its connect timeout.
     expect(isStoreUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isStoreUnavailable(new AggregateError([systemError('ECONNREFUSED'), systemError('ECONNREFUSED')]))).toBe(true);

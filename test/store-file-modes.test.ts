@@ -74,7 +74,13 @@ describe('data dir permissions', () => {
     const sample = findFile(svc.config.sqliteDir, 'sample.db');
     expect(sample).not.toBeNull();
     modes.sample = octal(modeOf(sample!));
-    expect(modes).toMatchObject({ 'dbq.sqlite': '0600', 'dbq.sqlite-wal': '0600', 'dbq.sqlite-shm': '0600', 'secret.key': '0600', sample: '0600' });
+    expect(modes).toMatchObject({
+      'dbq.sqlite': '0600',
+      'dbq.sqlite-wal': '0600',
+      'dbq.sqlite-shm': '0600',
+      'secret.key': '0600',
+      sample: '0600',
+    });
     for (const [name, mode] of Object.entries(modes)) {
       const isDir = name !== 'sample' && fs.statSync(path.join(dataDir, name)).isDirectory();
       expect(mode, name).toBe(isDir ? '0700' : '0600');

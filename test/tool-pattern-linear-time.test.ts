@@ -51,7 +51,9 @@ beforeAll(async () => {
     parameters: [{ name: 'codes', type: 'array', items: { type: 'string', pattern: '^(a+)+$' }, required: true }],
   });
   expect(items.status, JSON.stringify(items.body)).toBe(201);
-  toolsOnlyKey = (await createApiKey(m.h.svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'agent', scope: { toolsOnly: true } })).secret;
+  toolsOnlyKey = (
+    await createApiKey(m.h.svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'agent', scope: { toolsOnly: true } })
+  ).secret;
   // The pattern worker starts with the first definition; what is measured is the steady state.
   expect((await m.h.call('POST', '/api/tools/nested_plus/run', m.h.readerKey, { params: { s: 'aaa' } })).status).toBe(200);
 }, 60_000);
@@ -89,7 +91,9 @@ describe('catastrophic patterns over REST', () => {
 
   it('array elements: all matched in one job, the first failing element named', async () => {
     const { loopMs } = await held(async () => {
-      const res = await m.h.call('POST', '/api/tools/codes/run', m.h.readerKey, { params: { codes: ['aaa', 'a'.repeat(40_000) + '!', 'a'] } });
+      const res = await m.h.call('POST', '/api/tools/codes/run', m.h.readerKey, {
+        params: { codes: ['aaa', 'a'.repeat(40_000) + '!', 'a'] },
+      });
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('params.codes [1] must match the pattern ^(a+)+$');
     });
@@ -98,8 +102,8 @@ describe('catastrophic patterns over REST', () => {
 
   it('concurrent callers, four at once, leave /healthz answering', async () => {
     const { loopMs, healthMs } = await held(() =>
-      Promise.all(EVIL.map((evil) => m.h.call('POST', `/api/tools/${evil.name}/run`, toolsOnlyKey, { params: { s: evil.value } }))).then((answers) =>
-        expect(answers.map((a) => a.status)).toEqual([400, 400, 400, 400]),
+      Promise.all(EVIL.map((evil) => m.h.call('POST', `/api/tools/${evil.name}/run`, toolsOnlyKey, { params: { s: evil.value } }))).then(
+        (answers) => expect(answers.map((a) => a.status)).toEqual([400, 400, 400, 400]),
       ),
     );
     expect(loopMs).toBeLessThan(HOLD_LIMIT_MS);
@@ -154,7 +158,9 @@ describe('definitions', () => {
   });
 
   it('invalid JavaScript, what RE2 lacks, and patterns too large to compile cheaply are refused', async () => {
-    expect((await define('refused', '(')).body.error).toBe('parameters[0].pattern is not a valid regular expression (JavaScript syntax, u flag)');
+    expect((await define('refused', '(')).body.error).toBe(
+      'parameters[0].pattern is not a valid regular expression (JavaScript syntax, u flag)',
+    );
     const unsupported = await define('refused', '\\p{Script=Greek}');
     expect(unsupported.status).toBe(400);
     expect(unsupported.body.error).toMatch(/^parameters\[0\]\.pattern is not supported by RE2, which matches patterns in linear time: /);
@@ -202,6 +208,8 @@ describe('JavaScript meaning, RE2 time', () => {
     expect((await define('long_program', '^[a-z]{500}$')).status).toBe(201);
     const res = await m.h.call('POST', '/api/tools/long_program/run', m.h.readerKey, { params: { s: 'a'.repeat(10_000) } });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(/^params\.s is too long to be matched against its pattern: 10000 characters, at most \d+ for this pattern/);
+    expect(res.body.error).toMatch(
+      /^params\.s is too long to be matched against its pattern: 10000 characters, at most \d+ for this pattern/,
+    );
   });
 });

@@ -22,7 +22,7 @@ const TOTAL = {
   name: 'item_total',
   description: 'Price of the items named, by name; at most 20 names',
   connectionId: 'lite',
-  sql: 'SELECT name, price FROM items WHERE name IN (:names) AND price >= :min_price AND :day >= \'2000-01-01\' AND :mode IN (\'a\', \'b\') AND length(:tag) <= 10 AND :flag IN (0, 1) ORDER BY name',
+  sql: "SELECT name, price FROM items WHERE name IN (:names) AND price >= :min_price AND :day >= '2000-01-01' AND :mode IN ('a', 'b') AND length(:tag) <= 10 AND :flag IN (0, 1) ORDER BY name",
   parameters: [
     { name: 'names', type: 'array', items: { type: 'string', maxLength: 20 }, required: true, min: 1, max: 20, description: 'Item names' },
     { name: 'min_price', type: 'number', min: 0, max: 1000, default: 0 },
@@ -38,10 +38,24 @@ beforeAll(async () => {
   m = await createMcpHarness();
   const res = await m.h.call('POST', '/api/tools', m.h.adminKey, TOTAL);
   expect(res.status, JSON.stringify(res.body)).toBe(201);
-  const other = await m.h.call('POST', '/api/tools', m.h.adminKey, { name: 'item_count', description: 'How many items there are', connectionId: 'lite', sql: 'SELECT count(*) AS n FROM items' });
+  const other = await m.h.call('POST', '/api/tools', m.h.adminKey, {
+    name: 'item_count',
+    description: 'How many items there are',
+    connectionId: 'lite',
+    sql: 'SELECT count(*) AS n FROM items',
+  });
   expect(other.status).toBe(201);
-  toolsOnlyKey = (await createApiKey(m.h.svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'agent', scope: { toolsOnly: true } })).secret;
-  onlyTotalKey = (await createApiKey(m.h.svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'only-total', scope: { tools: ['item_total'] } })).secret;
+  toolsOnlyKey = (
+    await createApiKey(m.h.svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'agent', scope: { toolsOnly: true } })
+  ).secret;
+  onlyTotalKey = (
+    await createApiKey(m.h.svc.db, {
+      workspace: 'default',
+      email: 'reader@acme.test',
+      name: 'only-total',
+      scope: { tools: ['item_total'] },
+    })
+  ).secret;
 });
 afterAll(async () => {
   await m?.close();
@@ -77,7 +91,10 @@ describe.each(TRANSPORTS)('curated tools over %s', (transport) => {
       additionalProperties: false,
     });
     const data = dataOf(await client.callTool({ name: 'item_total', arguments: { names: ['pear', 'apple', 'nope'] } }));
-    expect(data.rows).toEqual([['apple', 1.5], ['pear', 2]]);
+    expect(data.rows).toEqual([
+      ['apple', 1.5],
+      ['pear', 2],
+    ]);
     expect(data.tool).toEqual({ name: 'item_total', version: 1 });
     const bad = await client.callTool({ name: 'item_total', arguments: { names: ['pear'], tag: 'UPPER' } });
     expect(bad.isError).toBe(true);
@@ -93,7 +110,10 @@ describe.each(TRANSPORTS)('curated tools over %s', (transport) => {
     expect(names).toEqual(expect.arrayContaining(['item_count', 'item_total']));
     // Only curated tools (the other transport's run may have added one by the CLI).
     expect(names.filter((n) => !/^(item_|cli_|granted_)/.test(n))).toEqual([]);
-    const refused = await client.callTool({ name: 'execute_query', arguments: { connectionId: 'lite', sql: 'SELECT count(*) FROM items' } });
+    const refused = await client.callTool({
+      name: 'execute_query',
+      arguments: { connectionId: 'lite', sql: 'SELECT count(*) FROM items' },
+    });
     expect(refused.isError).toBe(true);
     expect(JSON.parse(textOf(refused).split('\n')[1])).toMatchObject({ code: 'insufficient_permissions' });
     const before = await m.h.call('GET', '/api/query/history?limit=100', m.h.adminKey);
@@ -118,7 +138,12 @@ describe.each(TRANSPORTS)('curated tools over %s', (transport) => {
     const seen = listChanges(client);
     await client.listTools();
     const name = `live_${transport}`;
-    const created = await m.h.call('POST', '/api/tools', m.h.adminKey, { name, description: 'v1', connectionId: 'lite', sql: 'SELECT 1 AS one' });
+    const created = await m.h.call('POST', '/api/tools', m.h.adminKey, {
+      name,
+      description: 'v1',
+      connectionId: 'lite',
+      sql: 'SELECT 1 AS one',
+    });
     expect(created.status).toBe(201);
     await eventually(() => seen.count >= 1, 5000);
     expect((await client.listTools()).tools.find((t) => t.name === name)?.description).toBe('v1');
@@ -130,13 +155,22 @@ describe.each(TRANSPORTS)('curated tools over %s', (transport) => {
     expect((await client.listTools()).tools.map((t) => t.name)).not.toContain(name);
   });
 
-  it('a grant change that hides a tool\'s connection from the caller reaches its client, and undoing it brings the tool back', async () => {
+  it("a grant change that hides a tool's connection from the caller reaches its client, and undoing it brings the tool back", async () => {
     const db = `grants_${transport}.db`;
     new Database(path.join(workspaceSqliteDir(m.h, 'default'), db)).close();
     const conn = await m.h.call('POST', '/api/connections', m.h.adminKey, { name: `granted-${transport}`, url: `sqlite:${db}` });
     expect(conn.status, JSON.stringify(conn.body)).toBe(201);
     const name = `granted_${transport}`;
-    expect((await m.h.call('POST', '/api/tools', m.h.adminKey, { name, description: 'on a granted connection', connectionId: conn.body.data.connection.id, sql: 'SELECT 1 AS one' })).status).toBe(201);
+    expect(
+      (
+        await m.h.call('POST', '/api/tools', m.h.adminKey, {
+          name,
+          description: 'on a granted connection',
+          connectionId: conn.body.data.connection.id,
+          sql: 'SELECT 1 AS one',
+        })
+      ).status,
+    ).toBe(201);
     const client = await m.connect(transport, m.h.readerKey);
     const seen = listChanges(client);
     expect((await client.listTools()).tools.map((t) => t.name)).toContain(name);
@@ -159,7 +193,16 @@ describe.each(TRANSPORTS)('curated tools over %s', (transport) => {
     const seen = listChanges(client);
     const name = `cli_${transport}`;
     const file = path.join(m.h.dataDir, `${name}.json`);
-    fs.writeFileSync(file, JSON.stringify({ name, description: 'made by the CLI', connectionId: 'lite', sql: 'SELECT name FROM items WHERE name = :name', parameters: [{ name: 'name', type: 'string', required: true }] }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        name,
+        description: 'made by the CLI',
+        connectionId: 'lite',
+        sql: 'SELECT name FROM items WHERE name = :name',
+        parameters: [{ name: 'name', type: 'string', required: true }],
+      }),
+    );
     const out = await runCli({ DBQ_DATA_DIR: m.h.dataDir }, 'tool', 'create', '--workspace', 'default', '--file', file);
     expect(out.tool).toMatchObject({ name, version: 1 });
     await eventually(() => seen.count >= 1, 8000);

@@ -69,7 +69,10 @@ async function setUp(engine: EngineName): Promise<Setup> {
   const admin = openEngine(engine === 'postgres' ? postgresConfig() : mysqlConfig());
   await run(admin, ddl(engine, table));
   for (const s of inserts(table)) await run(admin, s);
-  const res = await h.call('POST', '/api/connections', h.adminKey, { name: `${engine}_${table}`, url: engine === 'postgres' ? PG_URL : MYSQL_URL });
+  const res = await h.call('POST', '/api/connections', h.adminKey, {
+    name: `${engine}_${table}`,
+    url: engine === 'postgres' ? PG_URL : MYSQL_URL,
+  });
   expect(res.status).toBe(201);
   return {
     table,
@@ -157,9 +160,28 @@ describe.each(ENGINE_NAMES)('curated tools on %s', (engine) => {
       [{ name: 'execute_query', sql: 'SELECT 1' }, 409, /built-in/],
       [{ name: t('syntax'), sql: `SELEC id FROM ${s.table}` }, engine === 'postgres' ? 422 : 0, /./],
       [{ name: t('two'), sql: 'SELECT 1; SELECT 2' }, 400, /statement/i],
-      [{ name: t('bad_enum'), sql: `SELECT id FROM ${s.table} WHERE status = :st`, parameters: [{ name: 'st', type: 'enum' }] }, 400, /values/],
-      [{ name: t('bad_default'), sql: `SELECT id FROM ${s.table} WHERE id = :id`, parameters: [{ name: 'id', type: 'integer', default: 'x' }] }, 400, /default/],
-      [{ name: t('native'), sql: engine === 'postgres' ? `SELECT id FROM ${s.table} WHERE id = $1` : `SELECT id FROM ${s.table} WHERE id = ?` }, 400, /:name placeholders/],
+      [
+        { name: t('bad_enum'), sql: `SELECT id FROM ${s.table} WHERE status = :st`, parameters: [{ name: 'st', type: 'enum' }] },
+        400,
+        /values/,
+      ],
+      [
+        {
+          name: t('bad_default'),
+          sql: `SELECT id FROM ${s.table} WHERE id = :id`,
+          parameters: [{ name: 'id', type: 'integer', default: 'x' }],
+        },
+        400,
+        /default/,
+      ],
+      [
+        {
+          name: t('native'),
+          sql: engine === 'postgres' ? `SELECT id FROM ${s.table} WHERE id = $1` : `SELECT id FROM ${s.table} WHERE id = ?`,
+        },
+        400,
+        /:name placeholders/,
+      ],
     ];
     for (const [body, status, message] of cases) {
       const res = await h.call('POST', '/api/tools', h.adminKey, { ...base, ...body });
@@ -192,7 +214,9 @@ describe.each(ENGINE_NAMES)('curated tools on %s', (engine) => {
       maxRows: 100,
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const okRun = await h.call('POST', `/api/tools/${name}/run`, h.readerKey, { params: { min_id: 1, status: 'closed', amount: 35.5, since: '2025-01-01' } });
+    const okRun = await h.call('POST', `/api/tools/${name}/run`, h.readerKey, {
+      params: { min_id: 1, status: 'closed', amount: 35.5, since: '2025-01-01' },
+    });
     expect(okRun.status, JSON.stringify(okRun.body)).toBe(200);
     expect(okRun.body.data.rows.map((r: any[]) => [Number(r[0]), r[1]])).toEqual([[4, ':not_a_param']]);
     const defaults = await h.call('POST', `/api/tools/${name}/run`, h.readerKey, { params: { min_id: 2 } });
@@ -228,9 +252,10 @@ describe.each(ENGINE_NAMES)('curated tools on %s', (engine) => {
 
   it('binds array parameters (ANY on PostgreSQL, IN expanded elsewhere) and booleans', async () => {
     const name = t('by_ids');
-    const sql = engine === 'postgres'
-      ? `SELECT id FROM ${s.table} WHERE id = ANY(:ids) AND (:big OR amount < 35) ORDER BY id`
-      : `SELECT id FROM ${s.table} WHERE id IN (:ids) AND (:big OR amount < 35) ORDER BY id`;
+    const sql =
+      engine === 'postgres'
+        ? `SELECT id FROM ${s.table} WHERE id = ANY(:ids) AND (:big OR amount < 35) ORDER BY id`
+        : `SELECT id FROM ${s.table} WHERE id IN (:ids) AND (:big OR amount < 35) ORDER BY id`;
     const created = await h.call('POST', '/api/tools', h.adminKey, {
       name,
       description: 'Orders by id',
@@ -263,7 +288,12 @@ describe.each(ENGINE_NAMES)('curated tools on %s', (engine) => {
       sql: `SELECT id FROM ${s.table} WHERE note = :note`,
       parameters: [{ name: 'note', type: 'string', required: true }],
     });
-    for (const [note, ids] of [["' OR 1=1 --", [2]], ['1; DROP TABLE x', [3]], [`x'; DROP TABLE ${s.table}; --`, []], ['" OR ""="', []]] as const) {
+    for (const [note, ids] of [
+      ["' OR 1=1 --", [2]],
+      ['1; DROP TABLE x', [3]],
+      [`x'; DROP TABLE ${s.table}; --`, []],
+      ['" OR ""="', []],
+    ] as const) {
       const res = await h.call('POST', `/api/tools/${name}/run`, h.readerKey, { params: { note } });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body.data.rows.map((r: any[]) => Number(r[0]))).toEqual(ids);
@@ -298,13 +328,18 @@ describe.each(ENGINE_NAMES)('curated tools on %s', (engine) => {
       description: 'Change a note',
       connectionId: s.connection,
       sql: `UPDATE ${s.table} SET note = :note WHERE id = :id`,
-      parameters: [{ name: 'note', type: 'string', required: true }, { name: 'id', type: 'integer', required: true }],
+      parameters: [
+        { name: 'note', type: 'string', required: true },
+        { name: 'id', type: 'integer', required: true },
+      ],
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const refused = await h.call('POST', `/api/tools/${name}/run`, h.readerKey, { params: { note: 'hacked', id: 1 } });
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe('insufficient_permissions');
-    const readOnlyKey = (await createApiKey(h.svc.db, { workspace: 'default', email: 'admin@acme.test', name: `ro-${engine}`, scope: { readOnly: true } })).secret;
+    const readOnlyKey = (
+      await createApiKey(h.svc.db, { workspace: 'default', email: 'admin@acme.test', name: `ro-${engine}`, scope: { readOnly: true } })
+    ).secret;
     expect((await h.call('POST', `/api/tools/${name}/run`, readOnlyKey, { params: { note: 'hacked', id: 1 } })).status).toBe(403);
     const note = t('by_note');
     const check = await h.call('POST', `/api/tools/${note}/run`, h.adminKey, { params: { note: 'hacked' } });
@@ -331,10 +366,17 @@ describe('curated tools and key scopes', () => {
     db.close();
     const conn = await h.call('POST', '/api/connections', h.adminKey, { name: 'scope_lite', url: 'sqlite:scope.db' });
     for (const name of ['scope_a', 'scope_b']) {
-      const res = await h.call('POST', '/api/tools', h.adminKey, { name, description: name, connectionId: conn.body.data.connection.id, sql: 'SELECT count(*) AS n FROM t' });
+      const res = await h.call('POST', '/api/tools', h.adminKey, {
+        name,
+        description: name,
+        connectionId: conn.body.data.connection.id,
+        sql: 'SELECT count(*) AS n FROM t',
+      });
       expect(res.status).toBe(201);
     }
-    const onlyA = (await createApiKey(h.svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'only-a', scope: { tools: ['scope_a'] } })).secret;
+    const onlyA = (
+      await createApiKey(h.svc.db, { workspace: 'default', email: 'reader@acme.test', name: 'only-a', scope: { tools: ['scope_a'] } })
+    ).secret;
     const names = (await h.call('GET', '/api/tools', onlyA)).body.data.tools.map((x: any) => x.name);
     expect(names).toContain('scope_a');
     expect(names).not.toContain('scope_b');
@@ -343,11 +385,18 @@ describe('curated tools and key scopes', () => {
     expect(refused.status).toBe(403);
     expect(refused.body.details.reason).toMatch(/scope_b/);
 
-    const toolsOnly = (await createApiKey(h.svc.db, { workspace: 'default', email: 'admin@acme.test', name: 'tools-only', scope: { toolsOnly: true } })).secret;
+    const toolsOnly = (
+      await createApiKey(h.svc.db, { workspace: 'default', email: 'admin@acme.test', name: 'tools-only', scope: { toolsOnly: true } })
+    ).secret;
     expect((await h.call('POST', '/api/tools/scope_b/run', toolsOnly, {})).status).toBe(200);
     expect((await h.call('POST', '/api/query', toolsOnly, { connectionId: 'scope_lite', sql: 'SELECT 1' })).status).toBe(403);
     // Defining a tool is writing SQL: not for a tools-only key, even an admin's.
-    const define = await h.call('POST', '/api/tools', toolsOnly, { name: 'scope_c', description: 'c', connectionId: 'scope_lite', sql: 'SELECT 1' });
+    const define = await h.call('POST', '/api/tools', toolsOnly, {
+      name: 'scope_c',
+      description: 'c',
+      connectionId: 'scope_lite',
+      sql: 'SELECT 1',
+    });
     expect(define.status).toBe(403);
   });
 

@@ -8,7 +8,17 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueSetupToken } from '../src/workspaces/setup-token.ts';
 import { createWorkspace } from '../src/workspaces/workspaces.ts';
-import { ADMIN, type BrowserHarness, type Credentials, poll, READER, setSql, shot, signInAt, startBrowserHarness } from './support/browser.ts';
+import {
+  ADMIN,
+  type BrowserHarness,
+  type Credentials,
+  poll,
+  READER,
+  setSql,
+  shot,
+  signInAt,
+  startBrowserHarness,
+} from './support/browser.ts';
 import type { Harness } from './support/harness.ts';
 
 let w: BrowserHarness;
@@ -218,7 +228,10 @@ GROUP BY c.country ORDER BY revenue DESC`;
 
   it('keeps a 10,000-row result fast by rendering only the rows in view', async () => {
     await page.getByLabel('Row limit').selectOption('10000');
-    await setSql(page, 'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000) SELECT i, i * 2 AS twice, printf(\'row %d\', i) AS label FROM n');
+    await setSql(
+      page,
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000) SELECT i, i * 2 AS twice, printf('row %d', i) AS label FROM n",
+    );
     const started = Date.now();
     await page.keyboard.press('Control+Enter');
     await poll(() => page.locator('.result-meta').textContent()).toMatch(/^10,000 rows/);

@@ -6,7 +6,17 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueSetupToken } from '../src/workspaces/setup-token.ts';
 import { createWorkspace } from '../src/workspaces/workspaces.ts';
-import { ADMIN, type BrowserHarness, type Credentials, poll, READER, setSql, shot, signInAt, startBrowserHarness } from './support/browser.ts';
+import {
+  ADMIN,
+  type BrowserHarness,
+  type Credentials,
+  poll,
+  READER,
+  setSql,
+  shot,
+  signInAt,
+  startBrowserHarness,
+} from './support/browser.ts';
 import type { Harness } from './support/harness.ts';
 
 let w: BrowserHarness;
@@ -61,7 +71,9 @@ describe('console', () => {
     const column = browserPanel.getByRole('button', { name: 'country', exact: true });
     await poll(() => column.isVisible()).toBe(true);
     // Each column shows its declared type.
-    expect(await browserPanel.locator('.schema-columns li').filter({ hasText: 'country' }).locator('.schema-type').textContent()).not.toBe('');
+    expect(await browserPanel.locator('.schema-columns li').filter({ hasText: 'country' }).locator('.schema-type').textContent()).not.toBe(
+      '',
+    );
     await setSql(page, 'SELECT  FROM ');
     await page.keyboard.press('End');
     await customers.click();
@@ -105,8 +117,11 @@ describe('console', () => {
   });
 
   it('charts several numeric columns as series, axis labels inside an 800-px-high window', async () => {
-    await setSql(page, `SELECT c.country, SUM(o.total) AS revenue, COUNT(*) * 100 AS orders_x100
-FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.country ORDER BY revenue DESC`);
+    await setSql(
+      page,
+      `SELECT c.country, SUM(o.total) AS revenue, COUNT(*) * 100 AS orders_x100
+FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.country ORDER BY revenue DESC`,
+    );
     await page.keyboard.press('Control+Enter');
     await poll(() => page.getByRole('columnheader', { name: /orders_x100/ }).isVisible()).toBe(true);
     await page.getByRole('button', { name: 'Chart' }).click();
@@ -193,10 +208,13 @@ describe('revoked API keys', () => {
     await poll(() => row.isVisible()).toBe(true);
     const id = await page.evaluate(async () => {
       const res = await fetch('/ui/api/keys');
-      return ((await res.json()) as { data: { apiKeys: { id: string; name: string }[] } }).data.apiKeys.find((k) => k.name === 'old-key')!.id;
+      return ((await res.json()) as { data: { apiKeys: { id: string; name: string }[] } }).data.apiKeys.find((k) => k.name === 'old-key')!
+        .id;
     });
     // An active key cannot be removed: revocation comes first.
-    const csrf = await page.evaluate(async () => ((await (await fetch('/ui/api/session')).json()) as { data: { csrfToken: string } }).data.csrfToken);
+    const csrf = await page.evaluate(
+      async () => ((await (await fetch('/ui/api/session')).json()) as { data: { csrfToken: string } }).data.csrfToken,
+    );
     const refused = await page.evaluate(
       async ([keyId, token]) => (await fetch(`/ui/api/keys/${keyId}`, { method: 'DELETE', headers: { 'x-csrf-token': token! } })).status,
       [id, csrf],

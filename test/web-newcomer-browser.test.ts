@@ -75,7 +75,10 @@ describe('console at 390 px', () => {
 
   it('draws chart labels at a legible size on a phone, with whole-number ticks for counts', async () => {
     await page.setViewportSize(PHONE);
-    await run(page, 'SELECT c.country, COUNT(*) AS orders FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.country ORDER BY orders DESC LIMIT 3');
+    await run(
+      page,
+      'SELECT c.country, COUNT(*) AS orders FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.country ORDER BY orders DESC LIMIT 3',
+    );
     await poll(() => page.getByRole('columnheader', { name: /orders/ }).isVisible()).toBe(true);
     await page.getByRole('button', { name: 'Chart' }).click();
     const svg = page.locator('svg.chart-svg');
@@ -96,7 +99,11 @@ describe('console at 390 px', () => {
 describe('console results and messages', () => {
   it('drops a failed Ask once a later run succeeds', async () => {
     await page.route('**/ui/api/ai/generate', (route) =>
-      route.fulfill({ status: 422, contentType: 'application/json', body: JSON.stringify({ success: false, error: 'Could not generate SQL: the model is unavailable', code: 'generation_failed' }) }),
+      route.fulfill({
+        status: 422,
+        contentType: 'application/json',
+        body: JSON.stringify({ success: false, error: 'Could not generate SQL: the model is unavailable', code: 'generation_failed' }),
+      }),
     );
     try {
       await openConsole(page);
@@ -183,7 +190,11 @@ describe('tools, keys and history', () => {
   it('words a server refusal by the form field it is about', async () => {
     await page.getByRole('button', { name: 'Edit' }).first().click();
     const form = page.getByRole('form', { name: /^Edit / });
-    await form.getByRole('group', { name: /^Parameter / }).first().getByLabel('Pattern (regular expression)').fill('(');
+    await form
+      .getByRole('group', { name: /^Parameter / })
+      .first()
+      .getByLabel('Pattern (regular expression)')
+      .fill('(');
     await form.getByRole('button', { name: 'Save', exact: true }).click();
     const alert = form.getByRole('alert');
     await poll(() => alert.textContent()).toMatch(/^Parameter 1 \(.*\): /);
@@ -197,7 +208,7 @@ describe('tools, keys and history', () => {
     await poll(() => entry.locator('.history-tool').textContent()).toBe('Tool orders_from v1');
   });
 
-  it('picks a key\'s tools from the workspace\'s tools, each with its connection', async () => {
+  it("picks a key's tools from the workspace's tools, each with its connection", async () => {
     await page.goto(`${base}/settings/api-keys`);
     await page.getByRole('button', { name: 'Create API key' }).click();
     await page.getByLabel('Name', { exact: true }).fill('tool-agent');
@@ -223,7 +234,7 @@ describe('what a reader sees', () => {
     expect(await alert.textContent()).not.toContain('key');
   });
 
-  it('is shown what they may do on the connections page, not the admin\'s fixes', async () => {
+  it("is shown what they may do on the connections page, not the admin's fixes", async () => {
     await w.h.svc.db.updateTable('connections').set({ read_only: 0 }).execute();
     await readerPage.goto(`${base}/settings/connections`);
     await poll(() => readerPage.getByTestId('reader-can').isVisible()).toBe(true);
@@ -235,7 +246,10 @@ describe('what a reader sees', () => {
   });
 
   it('on an empty workspace, the schema panel says there are no connections and whom to ask', async () => {
-    await w.h.svc.db.deleteFrom('connection_grants').execute().catch(() => undefined);
+    await w.h.svc.db
+      .deleteFrom('connection_grants')
+      .execute()
+      .catch(() => undefined);
     const ctx = await w.browser.newContext({ viewport: DESKTOP });
     try {
       const p = await ctx.newPage();

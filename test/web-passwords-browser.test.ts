@@ -84,16 +84,35 @@ describe('admin reset link', () => {
   });
 
   it('refuses readers, unknown users and other workspaces', async () => {
-    const readerLogin = await h.app.inject({ method: 'POST', url: '/ui/api/login', payload: { email: READER, password: 'reader secret 2' } });
+    const readerLogin = await h.app.inject({
+      method: 'POST',
+      url: '/ui/api/login',
+      payload: { email: READER, password: 'reader secret 2' },
+    });
     const cookie = /dbq_session=[^;]+/.exec(String(readerLogin.headers['set-cookie']))![0];
     const csrf = readerLogin.json().data.csrfToken;
     const users = await h.svc.db.selectFrom('users').select(['id', 'email']).execute();
     const adminId = users.find((u) => u.email === ADMIN.email)!.id;
-    const asReader = await h.app.inject({ method: 'POST', url: `/ui/api/users/${adminId}/password-link`, headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' }, payload: {} });
+    const asReader = await h.app.inject({
+      method: 'POST',
+      url: `/ui/api/users/${adminId}/password-link`,
+      headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+      payload: {},
+    });
     expect(asReader.statusCode).toBe(403);
-    const noCsrf = await h.app.inject({ method: 'POST', url: '/ui/api/password', headers: { cookie, 'content-type': 'application/json' }, payload: { currentPassword: 'reader secret 2', newPassword: 'whatever123' } });
+    const noCsrf = await h.app.inject({
+      method: 'POST',
+      url: '/ui/api/password',
+      headers: { cookie, 'content-type': 'application/json' },
+      payload: { currentPassword: 'reader secret 2', newPassword: 'whatever123' },
+    });
     expect(noCsrf.statusCode).toBe(403);
-    const tooShort = await h.app.inject({ method: 'POST', url: '/ui/api/password', headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' }, payload: { currentPassword: 'reader secret 2', newPassword: 'short' } });
+    const tooShort = await h.app.inject({
+      method: 'POST',
+      url: '/ui/api/password',
+      headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+      payload: { currentPassword: 'reader secret 2', newPassword: 'short' },
+    });
     expect(tooShort.statusCode).toBe(400);
     expect(pageErrors).toEqual([]);
   });

@@ -38,10 +38,17 @@ async function ui(method: 'GET' | 'POST', url: string, who: { cookie: string; cs
 
 beforeAll(async () => {
   h = await createHarness();
-  await h.svc.db.updateTable('users').set({ password_hash: await hashPassword('correct horse') }).where('email', '=', 'admin@other.test').execute();
+  await h.svc.db
+    .updateTable('users')
+    .set({ password_hash: await hashPassword('correct horse') })
+    .where('email', '=', 'admin@other.test')
+    .execute();
   for (const slug of ['default', 'other']) fs.writeFileSync(path.join(workspaceSqliteDir(h, slug), 'limit.db'), '');
   // Both workspaces get a SQLite connection while still unlimited, then move to the free plan.
-  for (const [key, prefix] of [[h.adminKey, ''], [h.otherKey, '/w/other']] as const) {
+  for (const [key, prefix] of [
+    [h.adminKey, ''],
+    [h.otherKey, '/w/other'],
+  ] as const) {
     const res = await h.call('POST', `${prefix}/api/connections`, key, { name: 'lite', engine: 'sqlite', database: 'limit.db' });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
   }
@@ -53,7 +60,7 @@ afterAll(async () => {
 });
 
 describe('free plan (60 requests per minute)', () => {
-  it('a console query is refused with the API\'s 429 once REST has spent the budget', async () => {
+  it("a console query is refused with the API's 429 once REST has spent the budget", async () => {
     const admin = await signIn('', 'admin@acme.test');
     const first = await ui('POST', '/ui/api/query', admin, { connectionId: 'lite', sql: 'SELECT 1 AS one' });
     expect(first.status, JSON.stringify(first.body)).toBe(200);
@@ -87,7 +94,7 @@ describe('free plan (60 requests per minute)', () => {
     expect((await ui('GET', '/ui/api/session', admin)).status).toBe(200);
   });
 
-  it('the console\'s own queries count: they spend the one budget REST draws on too', async () => {
+  it("the console's own queries count: they spend the one budget REST draws on too", async () => {
     const admin = await signIn('/w/other', 'admin@other.test');
     // `other` spent one request (creating its connection) before it moved to the free plan;
     // the count survives a plan change.

@@ -69,7 +69,11 @@ async function signIn(who: { email: string; password: string }, base = ''): Prom
 beforeAll(async () => {
   h = await createHarness();
   // The harness's reader has no password; give it one the way the store holds it.
-  await h.svc.db.updateTable('users').set({ password_hash: await hashPassword(READER.password) }).where('email', '=', READER.email).execute();
+  await h.svc.db
+    .updateTable('users')
+    .set({ password_hash: await hashPassword(READER.password) })
+    .where('email', '=', READER.email)
+    .execute();
 });
 
 afterAll(async () => {
@@ -146,7 +150,9 @@ describe('sign-in', () => {
     await createUser(h.svc.db, { workspace: 'default', role: 'read_only', ...who }, cliActor());
     const remoteAddress = '10.1.1.1';
     for (let i = 0; i < 5; i++) {
-      expect((await req('POST', '/ui/api/login', { body: { email: 'LIMITED@acme.test', password: `bad ${i}` }, remoteAddress })).status).toBe(401);
+      expect(
+        (await req('POST', '/ui/api/login', { body: { email: 'LIMITED@acme.test', password: `bad ${i}` }, remoteAddress })).status,
+      ).toBe(401);
     }
     const limited = await req('POST', '/ui/api/login', { body: who, remoteAddress });
     expect(limited.status).toBe(429);
@@ -172,7 +178,12 @@ describe('csrf', () => {
     // A cross-site HTML form can only send form or text bodies.
     const text = await req('POST', '/ui/api/keys', { cookie, csrf, body: JSON.stringify(body), headers: { 'content-type': 'text/plain' } });
     expect(text.status).toBe(400);
-    const created = await req('POST', '/ui/api/keys', { cookie, body, csrf, headers: { origin: 'http://localhost:80', 'sec-fetch-site': 'same-origin' } });
+    const created = await req('POST', '/ui/api/keys', {
+      cookie,
+      body,
+      csrf,
+      headers: { origin: 'http://localhost:80', 'sec-fetch-site': 'same-origin' },
+    });
     expect(created.status).toBe(201);
     expect(created.body.data.secret).toMatch(/^dbq_/);
     expect(created.headers['cache-control']).toBe('no-store');
@@ -237,14 +248,22 @@ describe('per-request user check', () => {
     const token = cookie.split('=')[1];
     const hash = createHash('sha256').update(token).digest('hex');
     const old = new Date(Date.now() - 2 * 3_600_000).toISOString();
-    await h.svc.db.updateTable('web_sessions').set({ last_seen_at: old, expires_at: new Date(Date.now() + 600_000).toISOString() }).where('token_hash', '=', hash).execute();
+    await h.svc.db
+      .updateTable('web_sessions')
+      .set({ last_seen_at: old, expires_at: new Date(Date.now() + 600_000).toISOString() })
+      .where('token_hash', '=', hash)
+      .execute();
     const res = await req('GET', '/ui/api/session', { cookie });
     expect(res.body.data.signedIn).toBe(true);
     expect(setCookie(res)).toMatch(/Max-Age=43\d\d\d/);
     const row = await h.svc.db.selectFrom('web_sessions').selectAll().where('token_hash', '=', hash).executeTakeFirstOrThrow();
     expect(Date.parse(row.expires_at) - Date.now()).toBeGreaterThan(11 * 3_600_000);
 
-    await h.svc.db.updateTable('web_sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('token_hash', '=', hash).execute();
+    await h.svc.db
+      .updateTable('web_sessions')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('token_hash', '=', hash)
+      .execute();
     expect((await req('GET', '/ui/api/session', { cookie })).body.data.signedIn).toBe(false);
   });
 });
@@ -255,7 +274,9 @@ describe('permissions', () => {
     const api = await req('GET', '/ui/api/users', { cookie });
     expect(api.status).toBe(403);
     expect(api.body).toMatchObject({ success: false, error: 'Insufficient permissions', code: 'insufficient_permissions' });
-    expect((await req('POST', '/ui/api/users', { cookie, csrf, body: { email: 'x@acme.test', role: 'admin', password: 'password1' } })).status).toBe(403);
+    expect(
+      (await req('POST', '/ui/api/users', { cookie, csrf, body: { email: 'x@acme.test', role: 'admin', password: 'password1' } })).status,
+    ).toBe(403);
     const page = await req('GET', '/settings/users', { cookie });
     expect(page.status).toBe(403);
     expect(page.headers['content-type']).toContain('text/html');
@@ -287,7 +308,9 @@ describe('permissions', () => {
     const test = await req('POST', '/ui/api/connections/test', { cookie, csrf, body: { connectionId: 'sample' } });
     expect(test.status).toBe(200);
     expect(test.body.data.ok).toBe(true);
-    expect((await req('POST', '/ui/api/connections', { cookie, csrf, body: { name: 'x', engine: 'sqlite', database: 'x.db' } })).status).toBe(403);
+    expect(
+      (await req('POST', '/ui/api/connections', { cookie, csrf, body: { name: 'x', engine: 'sqlite', database: 'x.db' } })).status,
+    ).toBe(403);
     expect((await req('DELETE', '/ui/api/connections/sample', { cookie, csrf })).status).toBe(403);
     expect(JSON.stringify(list.body)).not.toMatch(/password|secret/i);
   });
@@ -303,7 +326,15 @@ describe('permissions', () => {
     const hist = await req('GET', '/ui/api/history?limit=5', { cookie });
     expect(hist.body.data.entries[0]).toMatchObject({ source: 'ui', status: 'rejected', apiKey: null, user: { email: READER.email } });
     const ws = await h.svc.db.selectFrom('workspaces').selectAll().where('slug', '=', 'default').executeTakeFirstOrThrow();
-    const all = await listHistory(h.svc.db, { workspace: { id: ws.id, slug: 'default', plan: ws.plan }, user: { id: 'x', email: 'x', role: 'admin', accountRole: 'admin' }, apiKey: null }, { limit: 10 });
+    const all = await listHistory(
+      h.svc.db,
+      {
+        workspace: { id: ws.id, slug: 'default', plan: ws.plan },
+        user: { id: 'x', email: 'x', role: 'admin', accountRole: 'admin' },
+        apiKey: null,
+      },
+      { limit: 10 },
+    );
     expect(all.entries.filter((e) => e.source === 'ui').length).toBeGreaterThanOrEqual(2);
   });
 });
@@ -346,7 +377,12 @@ describe('host-form workspaces', () => {
         payload: JSON.stringify(ADMIN),
       });
       expect(login.statusCode).toBe(401);
-      const ok = await hosted.app.inject({ method: 'POST', url: '/ui/api/login', headers: { host: 'localhost', 'content-type': 'application/json' }, payload: JSON.stringify(ADMIN) });
+      const ok = await hosted.app.inject({
+        method: 'POST',
+        url: '/ui/api/login',
+        headers: { host: 'localhost', 'content-type': 'application/json' },
+        payload: JSON.stringify(ADMIN),
+      });
       expect(ok.statusCode).toBe(200);
       expect(String(ok.headers['set-cookie'])).toContain('Path=/;');
       expect((await hosted.app.inject({ method: 'GET', url: '/login', headers: { host: 'nope.dbq.test' } })).statusCode).toBe(404);
@@ -369,7 +405,9 @@ describe('first-run setup', () => {
     expect((await req('GET', `/w/fresh/setup?token=${token}`)).status).toBe(200);
     expect((await req('GET', '/w/fresh/ui/api/session')).body.data).toEqual({ signedIn: false, setupNeeded: true });
 
-    const wrong = await req('POST', '/w/fresh/ui/api/setup', { body: { token: `${token.slice(0, -1)}x`, email: 'boss@fresh.test', password: 'long enough pw' } });
+    const wrong = await req('POST', '/w/fresh/ui/api/setup', {
+      body: { token: `${token.slice(0, -1)}x`, email: 'boss@fresh.test', password: 'long enough pw' },
+    });
     expect(wrong.status).toBe(403);
     expect(wrong.body.code).toBe('setup_unavailable');
     // A refused email does not burn the link.
@@ -388,6 +426,8 @@ describe('first-run setup', () => {
     // The old link's holder is told it was used (the login page reads `setup=used`).
     expect(page.headers.location).toBe('/w/fresh/login?setup=used');
     expect(await issueSetupToken(h.svc.db, 'fresh')).toBeNull();
-    expect((await req('POST', '/w/fresh/ui/api/login', { body: { email: 'boss@fresh.test', password: 'long enough pw' } })).status).toBe(200);
+    expect((await req('POST', '/w/fresh/ui/api/login', { body: { email: 'boss@fresh.test', password: 'long enough pw' } })).status).toBe(
+      200,
+    );
   });
 });

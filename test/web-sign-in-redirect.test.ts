@@ -99,7 +99,11 @@ describe('GET /login of a signed-in user', () => {
     h = await createHarness();
     hosted = await createHarness({ DBQ_BASE_DOMAIN: 'dbq.test' });
     for (const x of [h, hosted]) {
-      await x.svc.db.updateTable('users').set({ password_hash: await hashPassword('correct horse') }).where('email', '=', 'admin@other.test').execute();
+      await x.svc.db
+        .updateTable('users')
+        .set({ password_hash: await hashPassword('correct horse') })
+        .where('email', '=', 'admin@other.test')
+        .execute();
     }
     cookies.root = await signIn(h.app, '/ui/api/login', 'admin@acme.test');
     cookies.path = await signIn(h.app, '/w/other/ui/api/login', 'admin@other.test');
@@ -134,11 +138,13 @@ describe('GET /login of a signed-in user', () => {
         const got = await location(app(), `${base}/login?next=${encodeURIComponent(base + next)}`, cookies[cookie], host);
         expectLocal(got, base);
       }
-      expect(await location(app(), `${base}/login?next=${encodeURIComponent(`${base}/settings/users`)}`, cookies[cookie], host)).toBe(`${base}/settings/users`);
+      expect(await location(app(), `${base}/login?next=${encodeURIComponent(`${base}/settings/users`)}`, cookies[cookie], host)).toBe(
+        `${base}/settings/users`,
+      );
     });
   }
 
-  it('host form: another workspace\'s host is another origin', async () => {
+  it("host form: another workspace's host is another origin", async () => {
     for (const next of ['//default.dbq.test/', 'http://default.dbq.test/', '/\t/default.dbq.test/']) {
       expect(await location(hosted.app, `/login?next=${encodeURIComponent(next)}`, cookies.host, 'other.dbq.test')).toBe('/');
     }
@@ -153,7 +159,11 @@ describe('the sign-in page in a real browser (Chromium)', () => {
   beforeAll(async () => {
     await ensureWebBuild();
     h = await createHarness();
-    await h.svc.db.updateTable('users').set({ password_hash: await hashPassword('correct horse') }).where('email', '=', 'admin@other.test').execute();
+    await h.svc.db
+      .updateTable('users')
+      .set({ password_hash: await hashPassword('correct horse') })
+      .where('email', '=', 'admin@other.test')
+      .execute();
     base = await h.app.listen({ host: '127.0.0.1', port: 0 });
     browser = await launchChromium();
   }, 120_000);
@@ -169,7 +179,10 @@ describe('the sign-in page in a real browser (Chromium)', () => {
       const page = await context.newPage();
       page.setDefaultTimeout(10_000);
       // Whatever leaves this origin is answered here, so an escape is seen, not a DNS wait.
-      await context.route((url) => url.origin !== base, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: 'escaped' }));
+      await context.route(
+        (url) => url.origin !== base,
+        (route) => route.fulfill({ status: 200, contentType: 'text/html', body: 'escaped' }),
+      );
       await page.goto(`${base}${prefix}/login?next=${encodeURIComponent(next)}`);
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill('correct horse');

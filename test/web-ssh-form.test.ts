@@ -74,7 +74,14 @@ describe('SSH tunnel in the connection form', () => {
     await poll(() => row.isVisible(), 30_000).toBe(true);
     expect(await row.getByText('SSH', { exact: true }).isVisible()).toBe(true);
 
-    expect(await stored('bastioned')).toEqual({ host: '127.0.0.1', port: 9, user: 'tunnel', privateKey: `${privateKey.trim()}\n`, password: null, hostKey: HOST_KEY });
+    expect(await stored('bastioned')).toEqual({
+      host: '127.0.0.1',
+      port: 9,
+      user: 'tunnel',
+      privateKey: `${privateKey.trim()}\n`,
+      password: null,
+      hostKey: HOST_KEY,
+    });
     expect((await apiRecord('bastioned'))?.ssh).toEqual({ host: '127.0.0.1', port: 9, user: 'tunnel', hostKey: HOST_KEY });
     const html = await page.content();
     expect(html).not.toContain('PRIVATE KEY');

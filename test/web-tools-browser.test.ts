@@ -42,7 +42,12 @@ describe('Tools page', () => {
     await page.getByLabel('Definition (JSON)').fill(JSON.stringify(DEFINITION, null, 2));
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await poll(() => page.getByText('products_under').first().isVisible()).toBe(true);
-    const audit = await w.h.svc.db.selectFrom('audit_log').selectAll().where('action', '=', 'tool.created').where('target_name', '=', 'products_under').execute();
+    const audit = await w.h.svc.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('action', '=', 'tool.created')
+      .where('target_name', '=', 'products_under')
+      .execute();
     expect(audit).toMatchObject([{ source: 'ui', actor_email: ADMIN.email }]);
   });
 

@@ -81,7 +81,13 @@ export async function startDbqRig(opts: DbqRigOptions): Promise<DbqRig> {
     // Without a PostgreSQL store dbq keeps its own, DATA_DIR/dbq.sqlite.
     if (!store) delete env.DBQ_STORE_URL;
     await oneQuery(PG_URL, `CREATE TABLE ${table} (n bigint NOT NULL)`);
-    const key = await provisionAdmin(env, { email: 'admin@faults.test', keyName: 'faults', plan: opts.plan, targetUrl: opts.targetUrl, maxConnections: 10 });
+    const key = await provisionAdmin(env, {
+      email: 'admin@faults.test',
+      keyName: 'faults',
+      plan: opts.plan,
+      targetUrl: opts.targetUrl,
+      maxConnections: 10,
+    });
     // Several processes on one store each get a data dir of their own, as deployed.
     const envs = [env];
     for (let i = 1; i < count; i++) {

@@ -41,7 +41,15 @@ export async function runLoad(label: string, concurrency: number, seconds: numbe
   );
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { label, requests: latencies.length, errors, seconds: elapsed, rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  return {
+    label,
+    requests: latencies.length,
+    errors,
+    seconds: elapsed,
+    rps: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -49,10 +57,14 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 /** POST JSON with a keep-alive agent; resolves true on a 2xx answer (body read fully). */
 export function postJson(url: string, body: string, headers: Record<string, string> = {}): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      res.on('data', () => {});
-      res.on('end', () => resolve((res.statusCode ?? 500) < 300));
-    });
+    const req = http.request(
+      url,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } },
+      (res) => {
+        res.on('data', () => {});
+        res.on('end', () => resolve((res.statusCode ?? 500) < 300));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

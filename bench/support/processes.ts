@@ -9,7 +9,11 @@ import path from 'node:path';
 /** Forks `script` (under tsx when it is TypeScript); resolves once it sends an IPC message (`announces`) or at once. */
 export function startChild(script: string, argv: string[], env: NodeJS.ProcessEnv = {}, announces = true): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const cp = fork(script, argv, { execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [], env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const cp = fork(script, argv, {
+      execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [],
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
     if (announces) cp.once('message', () => resolve(cp));
     else resolve(cp);
     cp.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));

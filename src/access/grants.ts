@@ -20,7 +20,11 @@ interface Deps {
 }
 
 /** Whether the principal's user (not its key) may use the connection. */
-export async function userMayUse(deps: Deps, principal: { user: Pick<Principal['user'], 'id' | 'accountRole'> }, row: Pick<ConnectionRow, 'id' | 'grants_everyone'>): Promise<boolean> {
+export async function userMayUse(
+  deps: Deps,
+  principal: { user: Pick<Principal['user'], 'id' | 'accountRole'> },
+  row: Pick<ConnectionRow, 'id' | 'grants_everyone'>,
+): Promise<boolean> {
   if (principal.user.accountRole === 'admin' || row.grants_everyone === 1) return true;
   const lookup = async () =>
     (await deps.db
@@ -43,7 +47,12 @@ export async function getConnectionFor(deps: Deps, principal: Principal, idOrNam
 
 /** The connections the caller may use, and its key may see, sorted by name. */
 export async function listConnectionsFor(deps: Deps, principal: Principal): Promise<ConnectionRecord[]> {
-  const rows = await deps.db.selectFrom('connections').selectAll().where('workspace_id', '=', principal.workspace.id).orderBy('name').execute();
+  const rows = await deps.db
+    .selectFrom('connections')
+    .selectAll()
+    .where('workspace_id', '=', principal.workspace.id)
+    .orderBy('name')
+    .execute();
   let granted = new Set<string>();
   if (principal.user.accountRole !== 'admin' && rows.some((r) => r.grants_everyone !== 1)) {
     const grants = await deps.db.selectFrom('connection_grants').select('connection_id').where('user_id', '=', principal.user.id).execute();
@@ -64,7 +73,11 @@ export interface GrantsInput {
 
 /** The grants of a connection, by workspace: the CLI's door (no principal); the API's goes
  * through getGrants/setGrants, which ask for an admin first. */
-export async function readGrants(db: Kysely<Database>, workspaceId: string, idOrName: string): Promise<{ connection: StoredConnectionRow; grants: Grants }> {
+export async function readGrants(
+  db: Kysely<Database>,
+  workspaceId: string,
+  idOrName: string,
+): Promise<{ connection: StoredConnectionRow; grants: Grants }> {
   const connection = await getConnectionRow(db, workspaceId, idOrName);
   return { connection, grants: await grantsOf(db, connection) };
 }
@@ -126,7 +139,11 @@ async function changeGrants(
     const { connection, grants: before } = await readGrants(trx, workspaceId, idOrName);
     const input = await decide(before, trx);
     const users = input.everyone ? [] : await resolveUsers(trx, workspaceId, input.users ?? []);
-    await trx.updateTable('connections').set({ grants_everyone: input.everyone ? 1 : 0 }).where('id', '=', connection.id).execute();
+    await trx
+      .updateTable('connections')
+      .set({ grants_everyone: input.everyone ? 1 : 0 })
+      .where('id', '=', connection.id)
+      .execute();
     await trx.deleteFrom('connection_grants').where('connection_id', '=', connection.id).execute();
     if (users.length) {
       const createdAt = nowIso();
@@ -135,7 +152,9 @@ async function changeGrants(
         .values(users.map((u) => ({ connection_id: connection.id, user_id: u.id, workspace_id: workspaceId, created_at: createdAt })))
         .execute();
     }
-    const after: Grants = input.everyone ? { everyone: true } : { everyone: false, users: [...users].sort((a, b) => a.email.localeCompare(b.email)) };
+    const after: Grants = input.everyone
+      ? { everyone: true }
+      : { everyone: false, users: [...users].sort((a, b) => a.email.localeCompare(b.email)) };
     await recordAudit(trx, {
       workspaceId,
       actor,
@@ -147,7 +166,13 @@ async function changeGrants(
   });
 }
 
-export function writeGrants(db: Kysely<Database>, workspaceId: string, idOrName: string, input: GrantsInput, actor: Actor): Promise<Grants> {
+export function writeGrants(
+  db: Kysely<Database>,
+  workspaceId: string,
+  idOrName: string,
+  input: GrantsInput,
+  actor: Actor,
+): Promise<Grants> {
   return changeGrants(db, workspaceId, idOrName, actor, () => input);
 }
 

@@ -89,7 +89,11 @@ async function resolveTools(db: Kysely<Database>, user: UserRow, names: string[]
   }
   if (unknown.length > 0) {
     const listed = unknown.map((n) => `"${n}"`).join(', ');
-    throw new InvalidRequestError(`tools: unknown tool${unknown.length > 1 ? 's' : ''} ${listed}`, { field: 'tools', tool: unknown[0], tools: unknown });
+    throw new InvalidRequestError(`tools: unknown tool${unknown.length > 1 ? 's' : ''} ${listed}`, {
+      field: 'tools',
+      tool: unknown[0],
+      tools: unknown,
+    });
   }
   return unique;
 }
@@ -107,7 +111,10 @@ export async function resolveKeyScope(
   // An empty list would read as "none" to whoever wrote it, but absent means "all": refused,
   // so no key ends up wider than its creator meant.
   if (asked.connections?.length === 0) {
-    throw new InvalidRequestError('connections: list at least one connection, or leave connections out for every connection the user may use', { field: 'connections' });
+    throw new InvalidRequestError(
+      'connections: list at least one connection, or leave connections out for every connection the user may use',
+      { field: 'connections' },
+    );
   }
   if (asked.tools?.length === 0) {
     throw new InvalidRequestError('tools: list at least one tool, or leave tools out for every tool', { field: 'tools' });
@@ -134,7 +141,12 @@ export async function resolveKeyScope(
 }
 
 /** The new key's expiry (ISO) or null, within the workspace's maxKeyDays and the creating key's own. */
-export function resolveExpiry(asked: KeyLifetimeRequest, maxKeyDays: number | null, ceiling: KeyCeiling | null, now = Date.now()): string | null {
+export function resolveExpiry(
+  asked: KeyLifetimeRequest,
+  maxKeyDays: number | null,
+  ceiling: KeyCeiling | null,
+  now = Date.now(),
+): string | null {
   if (asked.expiresAt != null && asked.expiresInDays != null) {
     throw new InvalidRequestError('give expiresAt or expiresInDays, not both', { field: 'expiresAt' });
   }
@@ -160,7 +172,10 @@ export function resolveExpiry(asked: KeyLifetimeRequest, maxKeyDays: number | nu
     const longest = now + maxKeyDays * DAY_MS;
     if (expires === null) expires = longest;
     else if (expires > longest + CLOCK_SLACK_MS) {
-      throw new InvalidRequestError(`expiresAt must be within ${maxKeyDays} days (the workspace's maxKeyDays)`, { field: 'expiresAt', maxKeyDays });
+      throw new InvalidRequestError(`expiresAt must be within ${maxKeyDays} days (the workspace's maxKeyDays)`, {
+        field: 'expiresAt',
+        maxKeyDays,
+      });
     }
   }
   return expires === null ? null : new Date(expires).toISOString();

@@ -105,20 +105,30 @@ export type CompiledPattern = { ok: true; re: RE2JS; programSize: number } | { o
  * it off the event loop. */
 export function compilePattern(pattern: string): CompiledPattern {
   const construct = unsupportedConstruct(pattern);
-  if (construct) return { ok: false, problem: `uses ${construct}, which cannot be matched in linear time (patterns are matched with RE2: no backreferences or lookaround)` };
+  if (construct)
+    return {
+      ok: false,
+      problem: `uses ${construct}, which cannot be matched in linear time (patterns are matched with RE2: no backreferences or lookaround)`,
+    };
   let re: RE2JS;
   try {
     re = RE2JS.compile(toRe2Syntax(pattern));
   } catch (err) {
     if (err instanceof RE2JSSyntaxException) {
       const at = err.getPattern();
-      return { ok: false, problem: `is not supported by RE2, which matches patterns in linear time: ${err.getDescription()}${at ? ` (${at})` : ''}` };
+      return {
+        ok: false,
+        problem: `is not supported by RE2, which matches patterns in linear time: ${err.getDescription()}${at ? ` (${at})` : ''}`,
+      };
     }
     throw err;
   }
   const programSize = re.programSize();
   if (programSize > MAX_PATTERN_PROGRAM) {
-    return { ok: false, problem: `is too complex: it compiles to ${programSize} RE2 instructions, at most ${MAX_PATTERN_PROGRAM} (large counted repetitions such as {500} cost one instruction per repeat)` };
+    return {
+      ok: false,
+      problem: `is too complex: it compiles to ${programSize} RE2 instructions, at most ${MAX_PATTERN_PROGRAM} (large counted repetitions such as {500} cost one instruction per repeat)`,
+    };
   }
   return { ok: true, re, programSize };
 }

@@ -7,7 +7,11 @@ import { compilePattern, type CompiledPattern } from './pattern-syntax.ts';
 
 export type PatternRequest = { kind: 'check'; pattern: string } | { kind: 'match'; pattern: string; values: string[]; maxWork: number };
 export type PatternJob = PatternRequest & { id: number };
-export type PatternAnswer = { id: number } & ({ kind: 'check'; problem: string | null; programSize: number } | { kind: 'match'; firstMismatch: number } | { kind: 'refused'; problem: string });
+export type PatternAnswer = { id: number } & (
+  | { kind: 'check'; problem: string | null; programSize: number }
+  | { kind: 'match'; firstMismatch: number }
+  | { kind: 'refused'; problem: string }
+);
 
 // Compiled patterns by text: a workspace has few tools, and a tool's patterns are matched at
 // every run. Bounded, oldest out first, so patterns of deleted tools do not pile up.
@@ -33,7 +37,11 @@ function answer(job: PatternJob): PatternAnswer {
   for (const v of job.values) chars += v.length;
   if (chars * c.programSize > job.maxWork) {
     const most = Math.floor(job.maxWork / c.programSize);
-    return { id: job.id, kind: 'refused', problem: `is too long to be matched against its pattern: ${chars} characters, at most ${most} for this pattern (${c.programSize} RE2 instructions)` };
+    return {
+      id: job.id,
+      kind: 'refused',
+      problem: `is too long to be matched against its pattern: ${chars} characters, at most ${most} for this pattern (${c.programSize} RE2 instructions)`,
+    };
   }
   for (let i = 0; i < job.values.length; i++) if (!re.test(job.values[i])) return { id: job.id, kind: 'match', firstMismatch: i };
   return { id: job.id, kind: 'match', firstMismatch: -1 };

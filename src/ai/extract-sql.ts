@@ -3,7 +3,8 @@
 // or several. The result is the statement text without trailing semicolons, or '' when the
 // reply holds no SQL at all.
 
-const SQL_START = /^\s*(with|select|insert|update|delete|merge|create|alter|drop|truncate|explain|show|describe|desc|values|table|replace|pragma|grant|revoke|call)\b/i;
+const SQL_START =
+  /^\s*(with|select|insert|update|delete|merge|create|alter|drop|truncate|explain|show|describe|desc|values|table|replace|pragma|grant|revoke|call)\b/i;
 
 export interface ExtractedSql {
   sql: string;
@@ -41,7 +42,11 @@ export function extractSqlDetailed(reply: string): ExtractedSql {
     const tagged = fences.find((m) => /^(sql|postgres|postgresql|mysql|sqlite|pgsql|plpgsql|mariadb)$/i.test(m[2]));
     const looks = fences.find((m) => SQL_START.test(stripPrefix(m[4])));
     const chosen = tagged ?? looks ?? fences[0];
-    const prose = text.replace(chosen[0], ' ').replace(/```[\s\S]*?```/g, ' ').replace(/\s+/g, ' ').trim();
+    const prose = text
+      .replace(chosen[0], ' ')
+      .replace(/```[\s\S]*?```/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
     return { sql: stripTrailing(stripPrefix(chosen[4])), prose };
   }
   // An opened fence the model never closed (reply cut at max tokens).

@@ -101,7 +101,10 @@ export async function generateSql(deps: GenerateDeps, prompt: string): Promise<G
     if (deps.provider.name === 'builtin' && previous.some((p) => p.sql === sql)) break;
     if (sql === '') {
       lastGuardError = 'the reply contained no SQL';
-      previous.push({ sql: reply.sql.slice(0, 2000), error: 'No SQL statement found in the reply; answer with one statement in a ```sql fence.' });
+      previous.push({
+        sql: reply.sql.slice(0, 2000),
+        error: 'No SQL statement found in the reply; answer with one statement in a ```sql fence.',
+      });
       continue;
     }
     const verdict = await deps.classify(sql);
@@ -111,9 +114,9 @@ export async function generateSql(deps: GenerateDeps, prompt: string): Promise<G
           ? `statement rejected: ${verdict.reason ?? 'not a single valid statement'}`
           : verdict.kind === 'invalid'
             ? `the database cannot compile it: ${verdict.reason ?? 'syntax error'}`
-          : verdict.statementType === 'UNKNOWN'
-            ? `${READ_ONLY_MESSAGE}, and this SQL could not be parsed as one${verdict.reason ? ` (${verdict.reason})` : ''}`
-            : `${READ_ONLY_MESSAGE} (got ${verdict.statementType}${verdict.reason ? `: ${verdict.reason}` : ''})`;
+            : verdict.statementType === 'UNKNOWN'
+              ? `${READ_ONLY_MESSAGE}, and this SQL could not be parsed as one${verdict.reason ? ` (${verdict.reason})` : ''}`
+              : `${READ_ONLY_MESSAGE} (got ${verdict.statementType}${verdict.reason ? `: ${verdict.reason}` : ''})`;
       lastGuardError = error;
       previous.push({ sql, error });
       continue;
@@ -161,8 +164,6 @@ export async function generateSql(deps: GenerateDeps, prompt: string): Promise<G
 /** Names of schema tables the SQL text mentions as identifiers (best effort, for display). */
 export function tablesInSql(sql: string, schema: SchemaContext): string[] {
   const text = sql.replace(/'(?:[^']|'')*'/g, "''");
-  const words = new Set(
-    [...text.matchAll(/[`"]([^`"]+)[`"]|([A-Za-z_][A-Za-z0-9_$]*)/g)].map((m) => (m[1] ?? m[2]).toLowerCase()),
-  );
+  const words = new Set([...text.matchAll(/[`"]([^`"]+)[`"]|([A-Za-z_][A-Za-z0-9_$]*)/g)].map((m) => (m[1] ?? m[2]).toLowerCase()));
   return schema.tables.filter((t) => words.has(t.name.toLowerCase())).map((t) => t.name);
 }

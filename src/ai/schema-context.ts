@@ -117,7 +117,10 @@ export function renderSchema(ctx: SchemaContext, opts: RenderOptions = {}): stri
       let line = `  ${quoteIdent(d, c.name)} ${c.type || 'TEXT'}${c.nullable ? '' : ' NOT NULL'}`;
       const sample = ctx.samples[sampleKey(t.name, c.name)];
       if (sample && sample.length > 0) {
-        const shown = sample.slice(0, maxSamples).map((v) => `'${v.replace(/'/g, "''")}'`).join(', ');
+        const shown = sample
+          .slice(0, maxSamples)
+          .map((v) => `'${v.replace(/'/g, "''")}'`)
+          .join(', ');
         line += `, -- values: ${shown}${sample.length > maxSamples ? ', …' : ''}`;
       } else {
         line += ',';
@@ -149,10 +152,17 @@ export function renderSchema(ctx: SchemaContext, opts: RenderOptions = {}): stri
 export function selectRelevantTables(ctx: SchemaContext, question: string, maxTables = 30): string[] {
   if (ctx.tables.length <= maxTables) return ctx.tables.map((t) => t.name);
   const words = new Set(
-    question.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 2).map((w) => w.replace(/(ies|es|s)$/, '')),
+    question
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter((w) => w.length > 2)
+      .map((w) => w.replace(/(ies|es|s)$/, '')),
   );
   const touches = (text: string): boolean =>
-    text.toLowerCase().split(/[^a-z0-9]+/).some((w) => w.length > 2 && words.has(w.replace(/(ies|es|s)$/, '')));
+    text
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .some((w) => w.length > 2 && words.has(w.replace(/(ies|es|s)$/, '')));
   const scored = ctx.tables
     .map((t) => {
       let score = touches(t.name) ? 3 : 0;

@@ -92,7 +92,10 @@ export async function listAudit(
   // The id starts with its creation time, so the time filters walk the primary key too.
   if (query.since) q = q.where('id', '>=', idAt(query.since));
   if (query.until) q = q.where('id', '<', idAt(query.until));
-  const rows = await q.orderBy('id', 'desc').limit(query.limit + 1).execute();
+  const rows = await q
+    .orderBy('id', 'desc')
+    .limit(query.limit + 1)
+    .execute();
   const page = rows.slice(0, query.limit).map(toAuditEntry);
   const nextCursor = rows.length > query.limit ? encodeCursor(page[page.length - 1].id) : null;
   return { entries: page, nextCursor };
@@ -104,7 +107,9 @@ export async function pruneAudit(db: Kysely<Database>, days: number, batch = 100
   const cutoff = firstIdAt('aud', Date.now() - days * 86_400_000);
   let total = 0;
   for (;;) {
-    const ids = (await db.selectFrom('audit_log').select('id').where('id', '<', cutoff).orderBy('id').limit(batch).execute()).map((r) => r.id);
+    const ids = (await db.selectFrom('audit_log').select('id').where('id', '<', cutoff).orderBy('id').limit(batch).execute()).map(
+      (r) => r.id,
+    );
     if (ids.length === 0) return total;
     const result = await db.deleteFrom('audit_log').where('id', 'in', ids).executeTakeFirst();
     total += Number(result.numDeletedRows ?? 0);

@@ -30,7 +30,9 @@ function markRequired(cmd: Command): void {
 
 function buildCli(): Command {
   const program = new Command('dbq')
-    .description('dbq: a workspace-hosted HTTP API and MCP server for PostgreSQL, MySQL/MariaDB and SQLite.\nSettings come from DBQ_* environment variables (see README); DBQ_DATA_DIR (default ./data) and DBQ_STORE_URL pick the store.')
+    .description(
+      'dbq: a workspace-hosted HTTP API and MCP server for PostgreSQL, MySQL/MariaDB and SQLite.\nSettings come from DBQ_* environment variables (see README); DBQ_DATA_DIR (default ./data) and DBQ_STORE_URL pick the store.',
+    )
     .version(packageVersion(), '-V, --version', 'print the dbq version')
     .option('--data-dir <dir>', 'the data dir holding the store (overrides DBQ_DATA_DIR; default ./data)')
     .option('--init', 'let an admin command create a new, empty store when there is none (serve always does)')
@@ -71,7 +73,9 @@ export async function main(argv: string[]): Promise<void> {
   } catch (err) {
     if (err instanceof DbqError) {
       const wantsJson = argv.includes('--json');
-      process.stderr.write(wantsJson ? `${JSON.stringify({ success: false, error: err.message, code: err.code })}\n` : `error: ${err.message}\n`);
+      process.stderr.write(
+        wantsJson ? `${JSON.stringify({ success: false, error: err.message, code: err.code })}\n` : `error: ${err.message}\n`,
+      );
       process.exitCode = 1;
       return;
     }

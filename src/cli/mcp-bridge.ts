@@ -24,7 +24,9 @@ export function mcpEndpoint(url: string): URL {
   try {
     parsed = new URL(url);
   } catch {
-    throw new InvalidRequestError(`--url is not a URL: ${url} (expected a workspace address such as http://localhost:8080 or https://acme.example.com)`);
+    throw new InvalidRequestError(
+      `--url is not a URL: ${url} (expected a workspace address such as http://localhost:8080 or https://acme.example.com)`,
+    );
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new InvalidRequestError(`--url must be an http(s) address, not ${parsed.protocol}`);
@@ -44,11 +46,13 @@ function describeError(err: unknown): string {
 /** What the client is told when a request could not be relayed. An HTTP answer means the
  * server was reached: a 401 is the key refused, not an unreachable address. */
 export function relayFailure(endpoint: URL, err: unknown): string {
-  const status = err instanceof Error && typeof (err as { code?: unknown }).code === 'number' ? (err as unknown as { code: number }).code : null;
+  const status =
+    err instanceof Error && typeof (err as { code?: unknown }).code === 'number' ? (err as unknown as { code: number }).code : null;
   if (status === 401) {
     return `dbq mcp reached ${endpoint.href}, but the server refused the API key in DBQ_API_KEY (401 Invalid or missing API key): check that it is a current key of this workspace (revoked or expired keys are refused)`;
   }
-  if (status !== null && status >= 400) return `dbq mcp reached ${endpoint.href}, but the server answered HTTP ${status}: ${describeError(err)}`;
+  if (status !== null && status >= 400)
+    return `dbq mcp reached ${endpoint.href}, but the server answered HTTP ${status}: ${describeError(err)}`;
   return `dbq mcp could not reach ${endpoint.href}: ${describeError(err)}`;
 }
 
@@ -57,7 +61,9 @@ export async function runMcpBridge(opts: McpBridgeOptions): Promise<void> {
   const stderr = opts.stderr ?? process.stderr;
   // The key is read from the environment only: a flag would show in `ps` to every local user.
   if (!opts.apiKey) {
-    throw new InvalidRequestError('DBQ_API_KEY is not set: dbq mcp reads the API key from the environment only (set "env": {"DBQ_API_KEY": "dbq_…"} in the client configuration).');
+    throw new InvalidRequestError(
+      'DBQ_API_KEY is not set: dbq mcp reads the API key from the environment only (set "env": {"DBQ_API_KEY": "dbq_…"} in the client configuration).',
+    );
   }
   const endpoint = mcpEndpoint(opts.url);
   const stdin = opts.stdin ?? process.stdin;

@@ -4,7 +4,19 @@
 import type { ConnectionFields } from './connection-url.ts';
 import type { ConnectionRecord, ReaderCredentials } from './connections.ts';
 
-const PUBLIC_FIELDS = ['name', 'engine', 'host', 'port', 'database', 'user', 'ssl', 'readOnly', 'maxConnections', 'readUser', 'ssh'] as const;
+const PUBLIC_FIELDS = [
+  'name',
+  'engine',
+  'host',
+  'port',
+  'database',
+  'user',
+  'ssl',
+  'readOnly',
+  'maxConnections',
+  'readUser',
+  'ssh',
+] as const;
 
 export interface ConnectionSecrets {
   password: string | null;

@@ -31,7 +31,10 @@ export function resolveSettings(input: AdHocConnectionInput, base?: ConnectionFi
   } else {
     const engine = (input.engine ?? base?.engine) as ConnectionFields['engine'] | undefined;
     if (!engine) throw new InvalidRequestError('engine is required (postgres, mysql or sqlite) unless url is given', { field: 'engine' });
-    fields = base && base.engine === engine ? { ...base } : { engine, host: null, port: null, database: '', user: null, password: null, ssl: false };
+    fields =
+      base && base.engine === engine
+        ? { ...base }
+        : { engine, host: null, port: null, database: '', user: null, password: null, ssl: false };
   }
   if (input.host !== undefined) fields.host = input.host;
   if (input.port !== undefined) fields.port = input.port;
@@ -94,7 +97,8 @@ export function resolveReader(
   const given = READER_FIELDS.find((k) => input[k] !== undefined);
   if (fields.engine === 'sqlite') {
     const field = given ?? (input.createReader ? 'createReader' : undefined);
-    if (field) throw new InvalidRequestError(`${field} does not apply to sqlite connections: every read already uses a read-only handle`, { field });
+    if (field)
+      throw new InvalidRequestError(`${field} does not apply to sqlite connections: every read already uses a read-only handle`, { field });
     return null;
   }
   if (input.createReader) {

@@ -79,7 +79,11 @@ async function resolve(targets: ConnectionTargets, host: string, lookup: HostLoo
 
 /** The addresses `host` resolves to, when the setting allows it; null when it is unset; a 403
  * that is the same for every host it refuses otherwise. */
-export async function checkConnectionTarget(targets: ConnectionTargets | null, host: string, lookup: HostLookup = systemLookup): Promise<string[] | null> {
+export async function checkConnectionTarget(
+  targets: ConnectionTargets | null,
+  host: string,
+  lookup: HostLookup = systemLookup,
+): Promise<string[] | null> {
   if (targets === null) return null;
   const name = normalName(host.replace(/^\[(.*)\]$/, '$1'));
   const addresses = await resolve(targets, name, lookup);
@@ -91,7 +95,11 @@ export async function checkConnectionTarget(targets: ConnectionTargets | null, h
 
 /** The engine config to open with: the host checked, and replaced by the checked address
  * unless TLS needs the name. SQLite configs dial nothing. */
-export async function pinConnectionTarget(targets: ConnectionTargets, config: EngineConfig, lookup: HostLookup = systemLookup): Promise<EngineConfig> {
+export async function pinConnectionTarget(
+  targets: ConnectionTargets,
+  config: EngineConfig,
+  lookup: HostLookup = systemLookup,
+): Promise<EngineConfig> {
   if (config.engine === 'sqlite') return config;
   if (config.ssh) {
     // dbq dials the bastion (pinned like a database host: the SSH host key is checked, not a

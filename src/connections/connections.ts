@@ -14,7 +14,16 @@ import type { SecretBox } from '../secrets/secret-box.ts';
 import { resolveSqlitePath, workspaceSqliteDir } from '../sqlite-files/sqlite-path.ts';
 import { createdChanges, secretsOf, updatedChanges } from './connection-audit.ts';
 import { refuseNulCharacters, resolveReader, resolveSettings } from './connection-input.ts';
-import { fieldsOf, publicSsh, readerOf, readFieldsOf, sealSecrets, toEngineConfig, type PublicSsh, type ReaderCredentials } from './connection-fields.ts';
+import {
+  fieldsOf,
+  publicSsh,
+  readerOf,
+  readFieldsOf,
+  sealSecrets,
+  toEngineConfig,
+  type PublicSsh,
+  type ReaderCredentials,
+} from './connection-fields.ts';
 
 // Callers import these from here, with the rest of the connection API.
 export { fieldsOf, readerOf, readFieldsOf, refuseNulCharacters, resolveReader, resolveSettings, toEngineConfig };
@@ -66,8 +75,19 @@ export const connectionSettingsShape = {
   maxConnections: z.number().int().min(1).max(100).optional(),
   // Reader credentials: a URL of the same engine, host and database (only its user and
   // password are kept), or the user and password; `readUser: null` removes them.
-  readUrl: z.string().min(1).max(4096).optional().describe('Reader credentials as a URL of the same engine, host, port and database; write-only'),
-  readUser: z.string().min(1).max(255).nullable().optional().describe('The user every read logs in as; null removes the reader credentials'),
+  readUrl: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe('Reader credentials as a URL of the same engine, host, port and database; write-only'),
+  readUser: z
+    .string()
+    .min(1)
+    .max(255)
+    .nullable()
+    .optional()
+    .describe('The user every read logs in as; null removes the reader credentials'),
   readPassword: z.string().max(4096).nullable().optional().describe("readUser's password; write-only"),
   // An SSH bastion the database is reached through (docs/security.md, SSH tunnels); null removes it.
   ssh: z
@@ -77,7 +97,11 @@ export const connectionSettingsShape = {
       user: z.string().min(1).max(255),
       privateKey: z.string().min(1).max(65536).optional().describe('OpenSSH or PEM private key, unencrypted; write-only'),
       password: z.string().min(1).max(4096).optional().describe('write-only'),
-      hostKey: z.string().min(1).max(65536).describe('The bastion\'s host key: a known_hosts line, `ssh-ed25519 AAAA…`, or its SHA256: fingerprint'),
+      hostKey: z
+        .string()
+        .min(1)
+        .max(65536)
+        .describe("The bastion's host key: a known_hosts line, `ssh-ed25519 AAAA…`, or its SHA256: fingerprint"),
     })
     .strict()
     .nullable()
@@ -88,7 +112,10 @@ export const connectionSettingsShape = {
 /** Create a login that can only read with the connection's (admin) credentials and store it
  * as the reader credentials (save-connection.ts). */
 const createReaderShape = {
-  createReader: z.boolean().optional().describe("Create a login that can only read with this connection's credentials and use it for every read"),
+  createReader: z
+    .boolean()
+    .optional()
+    .describe("Create a login that can only read with this connection's credentials and use it for every read"),
 };
 
 export const createConnectionSchema = z.object({ name: nameSchema, ...connectionSettingsShape, ...createReaderShape }).strict();
@@ -161,7 +188,12 @@ export async function listConnections(db: Kysely<Database>, workspaceId: string)
 }
 
 /** Looks a connection up by id or by name, inside one workspace only. */
-export async function getConnectionRow(db: Kysely<Database>, workspaceId: string, idOrName: string, memo?: Memo): Promise<StoredConnectionRow> {
+export async function getConnectionRow(
+  db: Kysely<Database>,
+  workspaceId: string,
+  idOrName: string,
+  memo?: Memo,
+): Promise<StoredConnectionRow> {
   const column = idOrName.startsWith('conn_') ? 'id' : 'name';
   const lookup = () =>
     db
@@ -187,7 +219,12 @@ async function assertNameFree(db: Kysely<Database>, workspaceId: string, name: s
   if (clash && clash.id !== exceptId) throw new ConflictError(`A connection named ${name} already exists`, { field: 'name' });
 }
 
-export async function createConnection(deps: ConnectionDeps, workspaceId: string, input: CreateConnectionInput, actor: Actor): Promise<ConnectionRecord> {
+export async function createConnection(
+  deps: ConnectionDeps,
+  workspaceId: string,
+  input: CreateConnectionInput,
+  actor: Actor,
+): Promise<ConnectionRecord> {
   // Making a login needs the database itself: addConnection (save-connection.ts) does it.
   if (input.createReader) throw new InvalidRequestError('createReader is handled by addConnection', { field: 'createReader' });
   const fields = resolveSettings(input);
@@ -289,7 +326,12 @@ export async function updateConnection(
   return record;
 }
 
-export async function deleteConnection(db: Kysely<Database>, workspaceId: string, idOrName: string, actor: Actor): Promise<ConnectionRecord> {
+export async function deleteConnection(
+  db: Kysely<Database>,
+  workspaceId: string,
+  idOrName: string,
+  actor: Actor,
+): Promise<ConnectionRecord> {
   const row = await getConnectionRow(db, workspaceId, idOrName);
   const record = toRecord(row);
   await inTransaction(db, async (trx) => {

@@ -64,7 +64,9 @@ export async function createReaderLogin(svc: Services, fields: ConnectionFields)
     await runAsAdmin(svc, fields, undo, false).catch(() => {});
     if (err instanceof DbqError && err.code === 'query_failed') {
       const reason = err.message.split(password).join('…');
-      throw new InvalidRequestError(`could not create a reader login with the connection's credentials: ${reason}`, { field: 'createReader' });
+      throw new InvalidRequestError(`could not create a reader login with the connection's credentials: ${reason}`, {
+        field: 'createReader',
+      });
     }
     throw err;
   }

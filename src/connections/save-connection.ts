@@ -46,7 +46,12 @@ async function audited(svc: Services, workspaceId: string, record: ConnectionRec
   return { ...record, readAccess: await auditConnection(svc, row) };
 }
 
-export async function addConnection(svc: Services, workspaceId: string, input: CreateConnectionInput, actor: Actor): Promise<ConnectionRecord> {
+export async function addConnection(
+  svc: Services,
+  workspaceId: string,
+  input: CreateConnectionInput,
+  actor: Actor,
+): Promise<ConnectionRecord> {
   const { createReader, ...rest } = input;
   const record = await withReader(
     svc,

@@ -20,14 +20,18 @@ export const testConnectionSchema = z.union([
 export type TestConnectionInput = z.infer<typeof testConnectionSchema>;
 
 /** `readAccess`: the privilege audit of the credential reads use (null when the test failed). */
-export type TestOutcome = (
-  | { ok: true; latencyMs: number; serverVersion: string }
-  | { ok: false; latencyMs: number; error: string }
-) & { readAccess: ReadAccess | null };
+export type TestOutcome = ({ ok: true; latencyMs: number; serverVersion: string } | { ok: false; latencyMs: number; error: string }) & {
+  readAccess: ReadAccess | null;
+};
 
 /** The server answers, then the credential reads use is audited: a reader login that fails
  * fails the test, since every read would. */
-async function testAndAudit(engine: Engine, reader: Engine, hasReader: boolean, timeoutMs: number): Promise<{ serverVersion: string; readAccess: ReadAccess }> {
+async function testAndAudit(
+  engine: Engine,
+  reader: Engine,
+  hasReader: boolean,
+  timeoutMs: number,
+): Promise<{ serverVersion: string; readAccess: ReadAccess }> {
   const { serverVersion } = await engine.test(timeoutMs);
   try {
     if (!reader.readAccess) throw new Error(`the ${reader.name} engine cannot audit privileges`);
@@ -59,7 +63,9 @@ export async function testConnection(svc: Services, principal: Principal, input:
     const sqliteWorkspaceDir = workspaceSqliteDir(svc.config.sqliteDir, principal.workspace.slug);
     const options = { sqliteWorkspaceDir, maxConnections: 1, acquireTimeoutMs: timeoutMs, connectTimeoutMs: timeoutMs };
     const engineConfig = toEngineConfig(fields, options);
-    const readerConfig = readerCredentials ? toEngineConfig({ ...fields, user: readerCredentials.user, password: readerCredentials.password }, options) : null;
+    const readerConfig = readerCredentials
+      ? toEngineConfig({ ...fields, user: readerCredentials.user, password: readerCredentials.password }, options)
+      : null;
     run = async () => {
       const engine = svc.createEngine(engineConfig);
       const reader = readerConfig ? svc.createEngine(readerConfig) : engine;

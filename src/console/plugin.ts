@@ -37,7 +37,11 @@ export function webApp(opts: WebOptions = {}) {
     app.decorate('notFoundPage', (request: FastifyRequest, reply: FastifyReply) => {
       const slug = /^\/w\/([A-Za-z0-9][A-Za-z0-9-]{0,62})(?:[/?]|$)/.exec(request.url)?.[1]?.toLowerCase() ?? '';
       const html = shell.render({ page: 'not-found', base: slug ? `/w/${slug}` : '', workspace: slug, status: 404 });
-      return reply.status(404).headers(PAGE_SECURITY_HEADERS).type('text/html; charset=utf-8').send(html ?? shell.notBuilt());
+      return reply
+        .status(404)
+        .headers(PAGE_SECURITY_HEADERS)
+        .type('text/html; charset=utf-8')
+        .send(html ?? shell.notBuilt());
     });
 
     // File names carry content hashes (Vite), so they can be cached for good. Registered even
@@ -52,21 +56,27 @@ export function webApp(opts: WebOptions = {}) {
     });
 
     for (const prefix of WEB_PREFIXES) {
-      await app.register(async (scope) => {
-        scope.decorateRequest('dbqWeb', null);
-        pageRoutes(scope, svc, shell);
-        await scope.register(async (api) => {
-          api.addHook('onRequest', webApiHook(svc));
-          sessionApiRoutes(api, svc, limiter);
-          keysApiRoutes(api, svc);
-          usersApiRoutes(api, svc);
-          passwordApiRoutes(api, svc, limiter);
-          connectionsApiRoutes(api, svc);
-          consoleApiRoutes(api, svc);
-          toolsApiRoutes(api, svc);
-          auditApiRoutes(api, svc);
-        }, { prefix: WEB_API_PREFIX });
-      }, { prefix });
+      await app.register(
+        async (scope) => {
+          scope.decorateRequest('dbqWeb', null);
+          pageRoutes(scope, svc, shell);
+          await scope.register(
+            async (api) => {
+              api.addHook('onRequest', webApiHook(svc));
+              sessionApiRoutes(api, svc, limiter);
+              keysApiRoutes(api, svc);
+              usersApiRoutes(api, svc);
+              passwordApiRoutes(api, svc, limiter);
+              connectionsApiRoutes(api, svc);
+              consoleApiRoutes(api, svc);
+              toolsApiRoutes(api, svc);
+              auditApiRoutes(api, svc);
+            },
+            { prefix: WEB_API_PREFIX },
+          );
+        },
+        { prefix },
+      );
     }
   };
 }

@@ -45,10 +45,7 @@ export function csrfTokenMatches(sessionToken: string, presented: string | undef
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-export async function createSession(
-  db: Kysely<Database>,
-  input: { workspaceId: string; userId: string },
-): Promise<WebSession> {
+export async function createSession(db: Kysely<Database>, input: { workspaceId: string; userId: string }): Promise<WebSession> {
   const token = randomBytes(32).toString('base64url');
   const now = Date.now();
   const expiresAt = new Date(now + SESSION_IDLE_MS).toISOString();

@@ -9,7 +9,19 @@ import { PACKAGE_ROOT } from '../package-root.ts';
 export const WEB_DIST_DIR = path.join(PACKAGE_ROOT, 'dist/web');
 export const ASSETS_PREFIX = '/ui/assets/';
 
-export type PageName = 'login' | 'setup' | 'set-password' | 'console' | 'api-keys' | 'users' | 'connections' | 'account' | 'audit' | 'tools' | 'forbidden' | 'not-found';
+export type PageName =
+  | 'login'
+  | 'setup'
+  | 'set-password'
+  | 'console'
+  | 'api-keys'
+  | 'users'
+  | 'connections'
+  | 'account'
+  | 'audit'
+  | 'tools'
+  | 'forbidden'
+  | 'not-found';
 
 export interface ShellInput {
   page: PageName;

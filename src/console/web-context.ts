@@ -105,7 +105,8 @@ function checkCsrfToken(request: FastifyRequest): void {
   const session = request.dbqWeb?.session;
   if (!session) throw new SignInRequiredError();
   const presented = request.headers[CSRF_HEADER];
-  if (!csrfTokenMatches(session.token, typeof presented === 'string' ? presented : undefined)) throw new CsrfError('token missing or wrong');
+  if (!csrfTokenMatches(session.token, typeof presented === 'string' ? presented : undefined))
+    throw new CsrfError('token missing or wrong');
 }
 
 /** onRequest hook of the /ui/api scope. */

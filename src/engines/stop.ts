@@ -60,7 +60,10 @@ export class StopController {
 
 /** The statement's StopController: the caller's own when it made one for this query, else a
  * new one following the caller's signal; `unlink` stops following once the statement is over. */
-export function statementController(cancel: { signal?: StopSignal; controller?: StopController }): { controller: StopController; unlink(): void } {
+export function statementController(cancel: { signal?: StopSignal; controller?: StopController }): {
+  controller: StopController;
+  unlink(): void;
+} {
   return cancel.controller ? { controller: cancel.controller, unlink: noop } : linkedController(cancel.signal);
 }
 

@@ -187,10 +187,42 @@ export function findDisallowedCall(text: string, allowlist: CallAllowlist): Disa
  * UPDATE, LOCK IN SHARE MODE, INTO OUTFILE, a data-modifying statement after WITH). Used only
  * for text the parser could not read, where no AST says which clause a word belongs to. */
 const WRITE_WORDS = new Set([
-  'insert', 'update', 'delete', 'replace', 'merge', 'upsert', 'create', 'drop', 'alter',
-  'truncate', 'rename', 'into', 'outfile', 'dumpfile', 'lock', 'share', 'nowait', 'call',
-  'handler', 'load', 'pragma', 'attach', 'detach', 'vacuum', 'reindex', 'grant', 'revoke',
-  'set', 'do', 'prepare', 'execute', 'begin', 'commit', 'rollback', 'savepoint', 'release',
+  'insert',
+  'update',
+  'delete',
+  'replace',
+  'merge',
+  'upsert',
+  'create',
+  'drop',
+  'alter',
+  'truncate',
+  'rename',
+  'into',
+  'outfile',
+  'dumpfile',
+  'lock',
+  'share',
+  'nowait',
+  'call',
+  'handler',
+  'load',
+  'pragma',
+  'attach',
+  'detach',
+  'vacuum',
+  'reindex',
+  'grant',
+  'revoke',
+  'set',
+  'do',
+  'prepare',
+  'execute',
+  'begin',
+  'commit',
+  'rollback',
+  'savepoint',
+  'release',
 ]);
 
 /** For text the parser could not read: the first word that is not a read's, ignoring words
@@ -207,7 +239,20 @@ export function findWriteWord(text: string): string | undefined {
 }
 
 /** Words that end a FROM list at their parenthesis depth. */
-const FROM_LIST_END = new Set(['where', 'group', 'having', 'order', 'limit', 'window', 'union', 'intersect', 'except', 'select', 'values', 'returning']);
+const FROM_LIST_END = new Set([
+  'where',
+  'group',
+  'having',
+  'order',
+  'limit',
+  'window',
+  'union',
+  'intersect',
+  'except',
+  'select',
+  'values',
+  'returning',
+]);
 
 /** SQLite reads a string literal where a table name goes as that table's name, table-valued
  * pragma functions included (`FROM 'pragma_integrity_check'`): the guard sees zeros there. A

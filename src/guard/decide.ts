@@ -92,7 +92,10 @@ async function checkMysqlRead(guard: ConnectionGuard, verdict: Verdict): Promise
   const refusal = await findReachRefusal(guard, checked.relationNames, checked.planOnlyWrite === true);
   if (refusal === undefined) return checked;
   if (checked.planOnlyWrite) {
-    return { ...writeVerdict(checked.statementType, planReachReason(refusal), 'plan_reach'), details: { [refusal.what.toLowerCase()]: refusal.name } };
+    return {
+      ...writeVerdict(checked.statementType, planReachReason(refusal), 'plan_reach'),
+      details: { [refusal.what.toLowerCase()]: refusal.name },
+    };
   }
   return refusedNameVerdict(checked.statementType, refusal.what, refusal.name, `${refusal.why}; not allowed in a read`);
 }
@@ -102,7 +105,11 @@ async function checkMysqlRead(guard: ConnectionGuard, verdict: Verdict): Promise
  * transaction, also the first default or generated column of a table reached that runs code.
  * Ordinary reads use view definitions at most VIEW_CHECK_MS old; a plan-only EXPLAIN reads
  * them (and the column expressions) now. */
-async function findReachRefusal({ engine, views }: ConnectionGuard, names: readonly MysqlName[], planOnly: boolean): Promise<ReachRefusal | undefined> {
+async function findReachRefusal(
+  { engine, views }: ConnectionGuard,
+  names: readonly MysqlName[],
+  planOnly: boolean,
+): Promise<ReachRefusal | undefined> {
   const { catalog, database } = await views.get(planOnly ? 0 : VIEW_CHECK_MS);
   const found = await followViews(catalog, names, database);
   if (found.refusal !== undefined) return found.refusal;
@@ -110,7 +117,8 @@ async function findReachRefusal({ engine, views }: ConnectionGuard, names: reado
     // Views print a stored function's name quoted, which the call gate refuses; a name that
     // is built in elsewhere but stored here is asked about as a statement's own calls are.
     const [stored] = await engine.findStoredFunctions([...found.calls.keys()]);
-    if (stored !== undefined) return { what: 'View', name: found.calls.get(stored)!, why: `calls ${stored}, a stored function of this database` };
+    if (stored !== undefined)
+      return { what: 'View', name: found.calls.get(stored)!, why: `calls ${stored}, a stored function of this database` };
   }
   if (!planOnly || !engine.readColumnExpressions) return undefined;
   return findExpressionRefusal(await engine.readColumnExpressions(found.tableNames));

@@ -46,7 +46,8 @@ const INSERT_LEAD = new Set(['insert', 'replace', 'into', 'ignore', 'low_priorit
 /** `INSERT [modifiers] [INTO] [db.]t (a, b)`: the target's column list, not a call. */
 function isInsertColumnList(tokens: readonly Token[], index: number): boolean {
   let i = index - 1;
-  if (tokens[i]?.kind === 'punct' && tokens[i].value === '.' && (tokens[i - 1]?.kind === 'word' || tokens[i - 1]?.kind === 'quoted')) i -= 2;
+  if (tokens[i]?.kind === 'punct' && tokens[i].value === '.' && (tokens[i - 1]?.kind === 'word' || tokens[i - 1]?.kind === 'quoted'))
+    i -= 2;
   let sawStatement = false;
   for (; i >= 0; i--) {
     const token = tokens[i];
@@ -70,9 +71,32 @@ function isInsertColumnList(tokens: readonly Token[], index: number): boolean {
 
 const MYSQL_WRITE_KEYWORDS = new Set([
   ...COMMON_WRITE_KEYWORDS,
-  'HANDLER', 'OPTIMIZE', 'REPAIR', 'CHECK', 'CHECKSUM', 'FLUSH', 'KILL', 'RESET', 'PURGE',
-  'INSTALL', 'UNINSTALL', 'USE', 'XA', 'CHANGE', 'SHUTDOWN', 'RESTART', 'CLONE', 'IMPORT',
-  'BINLOG', 'CACHE', 'SIGNAL', 'RESIGNAL', 'GET', 'HELP', 'BACKUP', 'STOP',
+  'HANDLER',
+  'OPTIMIZE',
+  'REPAIR',
+  'CHECK',
+  'CHECKSUM',
+  'FLUSH',
+  'KILL',
+  'RESET',
+  'PURGE',
+  'INSTALL',
+  'UNINSTALL',
+  'USE',
+  'XA',
+  'CHANGE',
+  'SHUTDOWN',
+  'RESTART',
+  'CLONE',
+  'IMPORT',
+  'BINLOG',
+  'CACHE',
+  'SIGNAL',
+  'RESIGNAL',
+  'GET',
+  'HELP',
+  'BACKUP',
+  'STOP',
 ]);
 
 /** `@x := …` assigns a session variable from inside a SELECT, in whatever clause; MariaDB's
@@ -151,7 +175,8 @@ function collectRelationNames(sql: string): MysqlName[] | undefined {
     const token = tokens[i];
     if (token.kind !== 'word' && token.kind !== 'quoted') continue;
     const before = tokens[i - 2];
-    const qualified = tokens[i - 1]?.kind === 'punct' && tokens[i - 1].value === '.' && (before?.kind === 'word' || before?.kind === 'quoted');
+    const qualified =
+      tokens[i - 1]?.kind === 'punct' && tokens[i - 1].value === '.' && (before?.kind === 'word' || before?.kind === 'quoted');
     const name: MysqlName = qualified ? { name: token.value, qualifier: before.value } : { name: token.value };
     names.set(`${name.qualifier ?? ''}\u0000${name.name}`, name);
   }

@@ -32,22 +32,56 @@ interface PgRawStatement {
 }
 
 const STATEMENT_TYPES: Record<string, string> = {
-  SelectStmt: 'SELECT', InsertStmt: 'INSERT', UpdateStmt: 'UPDATE', DeleteStmt: 'DELETE',
-  MergeStmt: 'MERGE', ExplainStmt: 'EXPLAIN', VariableShowStmt: 'SHOW', CopyStmt: 'COPY',
-  DoStmt: 'DO', CallStmt: 'CALL', LockStmt: 'LOCK', ListenStmt: 'LISTEN', UnlistenStmt: 'UNLISTEN',
-  NotifyStmt: 'NOTIFY', PrepareStmt: 'PREPARE', ExecuteStmt: 'EXECUTE', DeallocateStmt: 'DEALLOCATE',
-  DiscardStmt: 'DISCARD', TruncateStmt: 'TRUNCATE', CheckPointStmt: 'CHECKPOINT', ClosePortalStmt: 'CLOSE',
-  FetchStmt: 'FETCH', DeclareCursorStmt: 'DECLARE', RenameStmt: 'ALTER', LoadStmt: 'LOAD',
-  RefreshMatViewStmt: 'REFRESH', ReassignOwnedStmt: 'REASSIGN', ConstraintsSetStmt: 'SET',
-  SecLabelStmt: 'SECURITY LABEL', CommentStmt: 'COMMENT', ReindexStmt: 'REINDEX', ClusterStmt: 'CLUSTER',
-  ImportForeignSchemaStmt: 'IMPORT', DefineStmt: 'CREATE', IndexStmt: 'CREATE', ViewStmt: 'CREATE',
-  RuleStmt: 'CREATE', CompositeTypeStmt: 'CREATE',
+  SelectStmt: 'SELECT',
+  InsertStmt: 'INSERT',
+  UpdateStmt: 'UPDATE',
+  DeleteStmt: 'DELETE',
+  MergeStmt: 'MERGE',
+  ExplainStmt: 'EXPLAIN',
+  VariableShowStmt: 'SHOW',
+  CopyStmt: 'COPY',
+  DoStmt: 'DO',
+  CallStmt: 'CALL',
+  LockStmt: 'LOCK',
+  ListenStmt: 'LISTEN',
+  UnlistenStmt: 'UNLISTEN',
+  NotifyStmt: 'NOTIFY',
+  PrepareStmt: 'PREPARE',
+  ExecuteStmt: 'EXECUTE',
+  DeallocateStmt: 'DEALLOCATE',
+  DiscardStmt: 'DISCARD',
+  TruncateStmt: 'TRUNCATE',
+  CheckPointStmt: 'CHECKPOINT',
+  ClosePortalStmt: 'CLOSE',
+  FetchStmt: 'FETCH',
+  DeclareCursorStmt: 'DECLARE',
+  RenameStmt: 'ALTER',
+  LoadStmt: 'LOAD',
+  RefreshMatViewStmt: 'REFRESH',
+  ReassignOwnedStmt: 'REASSIGN',
+  ConstraintsSetStmt: 'SET',
+  SecLabelStmt: 'SECURITY LABEL',
+  CommentStmt: 'COMMENT',
+  ReindexStmt: 'REINDEX',
+  ClusterStmt: 'CLUSTER',
+  ImportForeignSchemaStmt: 'IMPORT',
+  DefineStmt: 'CREATE',
+  IndexStmt: 'CREATE',
+  ViewStmt: 'CREATE',
+  RuleStmt: 'CREATE',
+  CompositeTypeStmt: 'CREATE',
 };
 
 const TRANSACTION_KEYWORDS: Record<string, string> = {
-  TRANS_STMT_BEGIN: 'BEGIN', TRANS_STMT_START: 'START', TRANS_STMT_COMMIT: 'COMMIT',
-  TRANS_STMT_ROLLBACK: 'ROLLBACK', TRANS_STMT_SAVEPOINT: 'SAVEPOINT', TRANS_STMT_RELEASE: 'RELEASE',
-  TRANS_STMT_ROLLBACK_TO: 'ROLLBACK', TRANS_STMT_PREPARE: 'PREPARE', TRANS_STMT_COMMIT_PREPARED: 'COMMIT',
+  TRANS_STMT_BEGIN: 'BEGIN',
+  TRANS_STMT_START: 'START',
+  TRANS_STMT_COMMIT: 'COMMIT',
+  TRANS_STMT_ROLLBACK: 'ROLLBACK',
+  TRANS_STMT_SAVEPOINT: 'SAVEPOINT',
+  TRANS_STMT_RELEASE: 'RELEASE',
+  TRANS_STMT_ROLLBACK_TO: 'ROLLBACK',
+  TRANS_STMT_PREPARE: 'PREPARE',
+  TRANS_STMT_COMMIT_PREPARED: 'COMMIT',
   TRANS_STMT_ROLLBACK_PREPARED: 'ROLLBACK',
 };
 
@@ -89,9 +123,7 @@ export function classifyPostgres(sql: string): Verdict {
   if (!isNode(statement)) return unparseableVerdict();
   const verdict = classifyStatementNode(statement);
   const ambiguity = lexed.problems.find((problem) => problem.code === 'ambiguous-backslash');
-  return verdict.kind === 'read' && ambiguity !== undefined
-    ? writeVerdict(verdict.statementType, ambiguity.message)
-    : verdict;
+  return verdict.kind === 'read' && ambiguity !== undefined ? writeVerdict(verdict.statementType, ambiguity.message) : verdict;
 }
 
 /** The server would still run `SELECT 1; DROP …` if we call it a syntax error: reject what the
@@ -179,7 +211,10 @@ export function collectPostgresReferences(sql: string): PostgresReferences | und
 /** PL/pgSQL statements that run SQL text or anything but a read: a function holding one is
  * not allowed in a read whatever its label. */
 const PLPGSQL_UNREADABLE = new Set([
-  'PLpgSQL_stmt_dynexecute', 'PLpgSQL_stmt_dynfors', 'PLpgSQL_stmt_call', 'PLpgSQL_stmt_commit',
+  'PLpgSQL_stmt_dynexecute',
+  'PLpgSQL_stmt_dynfors',
+  'PLpgSQL_stmt_call',
+  'PLpgSQL_stmt_commit',
   'PLpgSQL_stmt_rollback',
 ]);
 
@@ -259,7 +294,9 @@ function explainAnalyzes(options: unknown): boolean {
   return options.some((option) => {
     const element = isNode(option) && isNode(option.DefElem) ? option.DefElem : undefined;
     if (element === undefined || element.defname !== 'analyze') return false;
-    const arg = stringValue(element.arg) ?? (isNode(element.arg) && isNode(element.arg.Boolean) ? String(element.arg.Boolean.boolval ?? false) : undefined);
+    const arg =
+      stringValue(element.arg) ??
+      (isNode(element.arg) && isNode(element.arg.Boolean) ? String(element.arg.Boolean.boolval ?? false) : undefined);
     return arg === undefined || !FALSE_WORDS.has(arg.toLowerCase());
   });
 }
@@ -367,7 +404,11 @@ function keyReason(key: string, value: unknown, refs: ReferenceCollector, planOn
         : undefined;
     case 'TypeCast': {
       const literal = isNode(value) && isNode(value.arg) && isNode(value.arg.A_Const);
-      return collectName(isNode(value) && isNode(value.typeName) ? value.typeName.names : undefined, literal ? refs.literalTypes : refs.types, 'Cast');
+      return collectName(
+        isNode(value) && isNode(value.typeName) ? value.typeName.names : undefined,
+        literal ? refs.literalTypes : refs.types,
+        'Cast',
+      );
     }
     // Column definition lists (`AS t(d my_domain)`) cast each value to the type named.
     case 'ColumnDef':
@@ -409,7 +450,8 @@ const BETWEEN_KINDS = new Set(['AEXPR_BETWEEN', 'AEXPR_NOT_BETWEEN', 'AEXPR_BETW
 
 function collectOperator(value: unknown, refs: ReferenceCollector): string | undefined {
   if (!isNode(value)) return 'Operator could not be checked';
-  const right = isNode(value.rexpr) && isNode(value.rexpr.List) && Array.isArray(value.rexpr.List.items) ? value.rexpr.List.items : [value.rexpr];
+  const right =
+    isNode(value.rexpr) && isNode(value.rexpr.List) && Array.isArray(value.rexpr.List.items) ? value.rexpr.List.items : [value.rexpr];
   // `'a' = 'b'`, `- $1`, `'a' IN ('b', 1)`: no typed argument to choose the overload by.
   const untyped = (value.lexpr === undefined || isUntyped(value.lexpr)) && right.some(isUntyped);
   if (BETWEEN_KINDS.has(String(value.kind))) {

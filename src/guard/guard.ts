@@ -49,7 +49,8 @@ function loadPostgresParser(): Promise<void> {
 export async function classifyText(engine: EngineName, sql: string): Promise<Verdict> {
   // SQLite stops reading at a NUL and PostgreSQL's protocol cannot carry one; the guard would
   // judge text the engine never sees. Refused for everyone, like several statements.
-  if (sql.includes('\u0000')) return { kind: 'rejected', statementType: 'UNKNOWN', reason: 'SQL text must not contain NUL characters', refusal: 'nul_character' };
+  if (sql.includes('\u0000'))
+    return { kind: 'rejected', statementType: 'UNKNOWN', reason: 'SQL text must not contain NUL characters', refusal: 'nul_character' };
   if (engine === 'postgres') await loadPostgresParser();
   try {
     return CLASSIFIERS[engine](sql);

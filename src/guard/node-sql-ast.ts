@@ -13,9 +13,32 @@ type AstNode = Record<string, unknown>;
 
 /** Statement node types that must never appear below a read, whatever the dialect allows. */
 const NESTED_WRITE_TYPES = new Set([
-  'insert', 'update', 'delete', 'replace', 'create', 'drop', 'alter', 'truncate', 'rename',
-  'set', 'transaction', 'call', 'load_data', 'lock', 'unlock', 'grant', 'revoke', 'use',
-  'attach', 'detach', 'exec', 'execute', 'declare', 'merge', 'if', 'proc',
+  'insert',
+  'update',
+  'delete',
+  'replace',
+  'create',
+  'drop',
+  'alter',
+  'truncate',
+  'rename',
+  'set',
+  'transaction',
+  'call',
+  'load_data',
+  'lock',
+  'unlock',
+  'grant',
+  'revoke',
+  'use',
+  'attach',
+  'detach',
+  'exec',
+  'execute',
+  'declare',
+  'merge',
+  'if',
+  'proc',
 ]);
 
 const TOP_LEVEL_TYPES: Record<string, string> = {

@@ -64,7 +64,9 @@ function classifySanitized(text: string, dialect: NodeSqlDialect): Verdict {
   }
   const verdict = classifyCalled(text, keyword, dialect);
   // MySQL: a name built in on another server or version is free for a stored function here.
-  return verdict.kind === 'read' && dialect.calls.quotedCallsAreStored && calls.calls.length > 0 ? { ...verdict, calledFunctions: calls.calls } : verdict;
+  return verdict.kind === 'read' && dialect.calls.quotedCallsAreStored && calls.calls.length > 0
+    ? { ...verdict, calledFunctions: calls.calls }
+    : verdict;
 }
 
 function classifyCalled(text: string, keyword: string | undefined, dialect: NodeSqlDialect): Verdict {
@@ -129,8 +131,38 @@ export function leadingKeyword(text: string): string | undefined {
 
 /** Keywords that start a statement that is never a read, in both MySQL and SQLite. */
 export const COMMON_WRITE_KEYWORDS: readonly string[] = [
-  'INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'MERGE', 'UPSERT', 'CREATE', 'DROP', 'ALTER',
-  'TRUNCATE', 'RENAME', 'GRANT', 'REVOKE', 'SET', 'BEGIN', 'START', 'COMMIT', 'END', 'ROLLBACK',
-  'SAVEPOINT', 'RELEASE', 'LOCK', 'UNLOCK', 'CALL', 'DO', 'LOAD', 'PREPARE', 'EXECUTE',
-  'DEALLOCATE', 'ANALYZE', 'REINDEX', 'VACUUM', 'ATTACH', 'DETACH',
+  'INSERT',
+  'UPDATE',
+  'DELETE',
+  'REPLACE',
+  'MERGE',
+  'UPSERT',
+  'CREATE',
+  'DROP',
+  'ALTER',
+  'TRUNCATE',
+  'RENAME',
+  'GRANT',
+  'REVOKE',
+  'SET',
+  'BEGIN',
+  'START',
+  'COMMIT',
+  'END',
+  'ROLLBACK',
+  'SAVEPOINT',
+  'RELEASE',
+  'LOCK',
+  'UNLOCK',
+  'CALL',
+  'DO',
+  'LOAD',
+  'PREPARE',
+  'EXECUTE',
+  'DEALLOCATE',
+  'ANALYZE',
+  'REINDEX',
+  'VACUUM',
+  'ATTACH',
+  'DETACH',
 ];

@@ -105,13 +105,17 @@ export function findRefusal(
   seedTypes: readonly number[] = NO_TYPES,
 ): Refusal | undefined {
   if (catalog.builtinUnsafe !== undefined) {
-    return { kind: 'type', name: catalog.builtinUnsafe, why: 'is a built-in type whose operators or support functions were given code that may have side effects' };
+    return {
+      kind: 'type',
+      name: catalog.builtinUnsafe,
+      why: 'is a built-in type whose operators or support functions were given code that may have side effects',
+    };
   }
   // Plain loops and no allocation for the ordinary read: this runs for every statement.
   let named: Named[] | undefined;
   for (const written of refs.functions) {
     const [schema, name] = splitQualified(written);
-    if (runsSqlText(name)) return { kind: 'function', name: written, why: 'runs SQL text out of the guard\'s sight' };
+    if (runsSqlText(name)) return { kind: 'function', name: written, why: "runs SQL text out of the guard's sight" };
     const entry = catalog.functions.get(name);
     if (entry === undefined || (schema !== undefined && !entry.schemas.includes(schema))) {
       return { kind: 'function', name: written, why: 'is not a known function of this database', missing: true };
@@ -119,7 +123,8 @@ export function findRefusal(
     if (!entry.plain) (named ??= []).push({ name: written, entry, schema, oneArgOnly: false });
   }
   for (const written of refs.attributes) {
-    if (runsSqlText(written)) return { kind: 'function', name: written, why: 'runs SQL text out of the guard\'s sight (attribute notation calls it)' };
+    if (runsSqlText(written))
+      return { kind: 'function', name: written, why: "runs SQL text out of the guard's sight (attribute notation calls it)" };
     const entry = catalog.functions.get(written);
     if (entry !== undefined && !entry.plain) (named ??= []).push({ name: written, entry, schema: undefined, oneArgOnly: true });
   }
@@ -149,7 +154,7 @@ export function findRefusal(
     const untyped = refs.untypedCalls ?? NO_NAMES;
     // What a reachable overload takes and returns is in play too, which may make more
     // overloads reachable: repeat until nothing is added (rarely more than once).
-    for (let size = -1; size !== play.values.size; ) {
+    for (let size = -1; size !== play.values.size;) {
       size = play.values.size;
       for (const item of named) {
         const calledUntyped = untyped.includes(item.name);
@@ -168,19 +173,23 @@ export function findRefusal(
         const kind = i >= firstOperator ? 'operator' : 'function';
         if (mode === 'plan' ? overload.foldUnsafe : overload.unsafe) {
           if (kind === 'operator') return { kind, name: item.name, why: 'runs a function that may have side effects' };
-          const why = item.oneArgOnly ? 'may have side effects (attribute notation calls it)' : 'may have side effects (not known to only read)';
+          const why = item.oneArgOnly
+            ? 'may have side effects (attribute notation calls it)'
+            : 'may have side effects (not known to only read)';
           return { kind, name: item.name, why };
         }
         // A safe function whose argument or result is of an unsafe type: say which call brings it.
         for (const oid of overload.produces) {
           const type = catalog.unsafeTypes.get(oid);
-          if (type !== undefined) return { kind, name: item.name, why: `takes or returns values of type ${type}, which run code that may have side effects` };
+          if (type !== undefined)
+            return { kind, name: item.name, why: `takes or returns values of type ${type}, which run code that may have side effects` };
         }
       }
     }
   }
   for (const name of refs.types) {
-    if (catalog.unsafeCastTargets.has(name)) return { kind: 'type', name, why: 'is the target of a cast whose function may have side effects' };
+    if (catalog.unsafeCastTargets.has(name))
+      return { kind: 'type', name, why: 'is the target of a cast whose function may have side effects' };
   }
   if (play !== undefined) {
     let throughParts: string | undefined;
@@ -206,5 +215,6 @@ export function findRefusal(
 }
 
 const NO_NAMES: readonly string[] = [];
-const UNSAFE_VALUES = 'has values that run code that may have side effects (input/output, comparison, hashing, casts, range or domain support)';
+const UNSAFE_VALUES =
+  'has values that run code that may have side effects (input/output, comparison, hashing, casts, range or domain support)';
 const NO_RELATIONS: readonly RelationEntry[] = [];

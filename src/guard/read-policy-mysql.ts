@@ -82,7 +82,11 @@ export function buildViewCatalog(rows: readonly MysqlViewRow[], memo: Map<string
 
 async function judgeDefinition(definition: string): Promise<DefinitionJudgement> {
   if (definition.trim() === '') {
-    return { why: 'has a definition the login reads use cannot see (it lacks SHOW VIEW), so what it runs cannot be checked', names: [], calls: [] };
+    return {
+      why: 'has a definition the login reads use cannot see (it lacks SHOW VIEW), so what it runs cannot be checked',
+      names: [],
+      calls: [],
+    };
   }
   let verdict;
   try {
@@ -107,7 +111,12 @@ function blankAliases(definition: string): string {
   let previous: { kind: string; text: string } | undefined;
   for (const segment of lexed.segments) {
     const text = definition.slice(segment.start, segment.end);
-    const alias = segment.kind === 'identifier' && text.startsWith('`') && text.length >= 2 && previous?.kind === 'code' && /\bas\s*$/i.test(previous.text);
+    const alias =
+      segment.kind === 'identifier' &&
+      text.startsWith('`') &&
+      text.length >= 2 &&
+      previous?.kind === 'code' &&
+      /\bas\s*$/i.test(previous.text);
     out += alias ? `\`${'_'.repeat(text.length - 2)}\`` : text;
     previous = { kind: segment.kind, text };
   }

@@ -136,7 +136,11 @@ const READABLE_LANGUAGES = new Set(['sql', 'plpgsql']);
 
 /** Built-in C functions PostgreSQL itself attaches to user types (a range's constructors). */
 const VETTED_INTERNAL_SYMBOLS = new Set([
-  'range_constructor2', 'range_constructor3', 'multirange_constructor0', 'multirange_constructor1', 'multirange_constructor2',
+  'range_constructor2',
+  'range_constructor3',
+  'multirange_constructor0',
+  'multirange_constructor1',
+  'multirange_constructor2',
 ]);
 
 /** What the row alone says; user code is judged further in buildPostgresCatalog. */
@@ -205,7 +209,7 @@ function shapeOf(rows: CatalogRows, viewRelations: Map<number, readonly string[]
     if (isUser(cast.source)) push(coerceEdges, cast.source, cast.target);
     else alwaysCoercible.add(cast.target);
   }
-  for (const stack = [...alwaysCoercible]; stack.length > 0; ) {
+  for (const stack = [...alwaysCoercible]; stack.length > 0;) {
     for (const next of coerceEdges.get(stack.pop()!) ?? []) {
       if (!alwaysCoercible.has(next)) {
         alwaysCoercible.add(next);
@@ -230,7 +234,7 @@ function shapeOf(rows: CatalogRows, viewRelations: Map<number, readonly string[]
   const relationValues = new Map<number, number[]>();
   const closeValues = (seeds: number[]): number[] => {
     const seen = new Set<number>();
-    for (const stack = seeds.filter(isUser); stack.length > 0; ) {
+    for (const stack = seeds.filter(isUser); stack.length > 0;) {
       const oid = stack.pop()!;
       if (seen.has(oid)) continue;
       seen.add(oid);
@@ -241,7 +245,7 @@ function shapeOf(rows: CatalogRows, viewRelations: Map<number, readonly string[]
   for (const r of rows.relations) {
     const seeds: number[] = [];
     const seenRelations = new Set<number>();
-    for (const stack = [r.oid]; stack.length > 0; ) {
+    for (const stack = [r.oid]; stack.length > 0;) {
       const oid = stack.pop()!;
       if (seenRelations.has(oid)) continue;
       seenRelations.add(oid);
@@ -357,7 +361,8 @@ export function buildPostgresCatalog(rows: CatalogRows, collect: Collectors): Po
   const parsed = parseCode(rows, collect);
   const randomReachable = userCodeReachesRandom(rows, parsed);
   const viewRelations = new Map<number, readonly string[]>();
-  for (const [oid, entry] of parsed.relations) viewRelations.set(oid, [...(entry.view?.relations ?? []), ...(entry.policy?.relations ?? [])]);
+  for (const [oid, entry] of parsed.relations)
+    viewRelations.set(oid, [...(entry.view?.relations ?? []), ...(entry.policy?.relations ?? [])]);
   const shape = shapeOf(rows, viewRelations);
   const safe = new Set(rows.functions.filter(isSafeFunction).map((row) => row.oid));
   const judged = rows.functions.filter((row) => row.user && safe.has(row.oid));
@@ -369,7 +374,9 @@ export function buildPostgresCatalog(rows: CatalogRows, collect: Collectors): Po
       const params = row.argTypes.filter((oid) => shape.userTypes.has(oid));
       const ok =
         row.support.every((oid) => safe.has(oid)) &&
-        (parsed.functions.get(row.oid) ?? []).every((refs) => refs !== undefined && findRefusal(catalog, refs, 'run', params) === undefined);
+        (parsed.functions.get(row.oid) ?? []).every(
+          (refs) => refs !== undefined && findRefusal(catalog, refs, 'run', params) === undefined,
+        );
       if (!ok) {
         safe.delete(row.oid);
         changed = true;
@@ -405,7 +412,7 @@ function compact(catalog: PostgresCatalog): PostgresCatalog {
   for (const edges of [catalog.valueEdges, catalog.coerceEdges]) {
     for (const [from, targets] of edges) for (const to of targets) push(reverse, to, from);
   }
-  for (const stack = [...relevant]; stack.length > 0; ) {
+  for (const stack = [...relevant]; stack.length > 0;) {
     for (const from of reverse.get(stack.pop()!) ?? []) {
       if (!relevant.has(from)) {
         relevant.add(from);
@@ -511,7 +518,8 @@ function assemble(rows: CatalogRows, shape: Shape, parsed: Parsed, safe: Readonl
     });
   }
   for (const entries of [functions, operators]) {
-    for (const entry of entries.values()) entry.plain = entry.overloads.every((o) => !o.unsafe && o.gate === null && o.produces.length === 0);
+    for (const entry of entries.values())
+      entry.plain = entry.overloads.every((o) => !o.unsafe && o.gate === null && o.produces.length === 0);
   }
 
   const unsafeCastTargets = new Set<string>();
@@ -576,11 +584,24 @@ function addOverload(map: Map<string, NameEntry>, name: string, overload: Overlo
 
 /** Types whose values run unsafe code, closed over what they are made of: a domain's checks
  * and base, an array's element, a composite's fields, a range's subtype, a multirange's range. */
-function markUnsafeTypes(rows: CatalogRows, shape: Shape, parsed: Parsed, catalog: PostgresCatalog, unsafe: Set<number>, ownReasons: Set<number>): void {
+function markUnsafeTypes(
+  rows: CatalogRows,
+  shape: Shape,
+  parsed: Parsed,
+  catalog: PostgresCatalog,
+  unsafe: Set<number>,
+  ownReasons: Set<number>,
+): void {
   const columnsOf = new Map(rows.relations.map((r) => [r.oid, r.columnTypes]));
-  const partsOf = (t: CatalogTypeRow) => [t.element, t.base, t.rangeSubtype, t.multirangeOf, ...(t.relation !== 0 ? (columnsOf.get(t.relation) ?? []) : [])];
+  const partsOf = (t: CatalogTypeRow) => [
+    t.element,
+    t.base,
+    t.rangeSubtype,
+    t.multirangeOf,
+    ...(t.relation !== 0 ? (columnsOf.get(t.relation) ?? []) : []),
+  ];
   const view = { ...catalog, unsafeTypes: new Map<number, string>() };
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const oid of unsafe) view.unsafeTypes.set(oid, String(oid));
     for (const t of rows.types) {
@@ -588,7 +609,11 @@ function markUnsafeTypes(rows: CatalogRows, shape: Shape, parsed: Parsed, catalo
       const checks = parsed.domainChecks.get(t.oid);
       // information_schema's domains are PostgreSQL's own, their casts resolved when it made
       // them: judged by name they would meet every cast a user added to text.
-      const badCheck = !t.builtin && parsed.domainChecks.has(t.oid) && (checks === undefined || findRefusal(view, { ...checks, relations: [] }, 'run', shape.userTypes.has(t.base) ? [t.base] : []) !== undefined);
+      const badCheck =
+        !t.builtin &&
+        parsed.domainChecks.has(t.oid) &&
+        (checks === undefined ||
+          findRefusal(view, { ...checks, relations: [] }, 'run', shape.userTypes.has(t.base) ? [t.base] : []) !== undefined);
       if (badCheck || partsOf(t).some((oid) => oid !== 0 && unsafe.has(oid))) {
         unsafe.add(t.oid);
         if (badCheck) ownReasons.add(t.oid);
@@ -609,7 +634,12 @@ function markRelations(
 ): void {
   const entries = new Map<number, RelationEntry>();
   for (const r of rows.relations) {
-    const entry: RelationEntry = { schema: r.schema, unsafe: undefined, writeUnsafe: undefined, values: shape.relationValues.get(r.oid) ?? [] };
+    const entry: RelationEntry = {
+      schema: r.schema,
+      unsafe: undefined,
+      writeUnsafe: undefined,
+      values: shape.relationValues.get(r.oid) ?? [],
+    };
     entries.set(r.oid, entry);
     for (const name of shape.relationNames.get(r.oid) ?? []) push(catalog.relations, name, entry);
     if (r.unsafeForeign) entry.unsafe = 'is a foreign table of a wrapper that is not known to only read';
@@ -623,16 +653,15 @@ function markRelations(
     }
     return false;
   };
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const r of rows.relations) {
       const entry = entries.get(r.oid)!;
       if (entry.unsafe !== undefined) continue;
       const code = parsed.relations.get(r.oid);
-      const why =
-        r.indexFamilies.some((family) => unsafeFamilies.has(family))
-          ? 'has an index or partition key whose operator class runs code that may have side effects'
-          : r.children.some((oid) => entries.get(oid)?.unsafe !== undefined)
+      const why = r.indexFamilies.some((family) => unsafeFamilies.has(family))
+        ? 'has an index or partition key whose operator class runs code that may have side effects'
+        : r.children.some((oid) => entries.get(oid)?.unsafe !== undefined)
           ? 'reads a partition or child table whose reading reaches code that may have side effects'
           : code?.view !== undefined && findRefusal(catalog, code.view, 'run') !== undefined
             ? 'is a view whose query reaches code that may have side effects'
@@ -660,7 +689,7 @@ function markRelations(
   }
   // A write into an auto-updatable view is a write into what it reads: its defaults, rules and
   // generated columns apply once the view is expanded.
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const r of rows.relations) {
       const entry = entries.get(r.oid)!;

@@ -38,15 +38,14 @@ export interface LexedSql {
 }
 
 const PROBLEM_MESSAGES: Record<LexProblemCode, string> = {
-  'executable-comment':
-    'MySQL/MariaDB executable comments (/*! … */, /*M! … */) are run by the server and are not allowed in a read',
+  'executable-comment': 'MySQL/MariaDB executable comments (/*! … */, /*M! … */) are run by the server and are not allowed in a read',
   'optimizer-hint': 'Optimizer hints (/*+ … */) can change server settings and are not allowed in a read',
   'ambiguous-backslash':
     'A backslash before a quote reads differently with and without backslash escapes (NO_BACKSLASH_ESCAPES, standard_conforming_strings); not a read',
   'dash-dash-operator': "'--' not followed by a space is not a comment in MySQL; not a read",
   'hash-parameter': "'#' is not a comment in SQLite; not a read",
   'quote-in-identifier': 'Quoted identifiers containing quotes or backslashes are not allowed in a read',
-  'unterminated': 'Unterminated string, identifier or comment',
+  unterminated: 'Unterminated string, identifier or comment',
 };
 
 const IDENTIFIER_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
@@ -185,16 +184,16 @@ class Lexer {
 
   private isPostgresEscapeString(i: number): boolean {
     const prefix = this.sql[i - 1];
-    return this.engine === 'postgres' && (prefix === 'E' || prefix === 'e')
-      && !isIdentifierChar(this.sql[i - 2]);
+    return this.engine === 'postgres' && (prefix === 'E' || prefix === 'e') && !isIdentifierChar(this.sql[i - 2]);
   }
 
   /** A double-quoted token in MySQL is a string, or an identifier under ANSI_QUOTES; either way
    * the parser must see the same boundaries, so quotes and backslashes inside are refused. */
   private readQuotedIdentifier(i: number, close: string): Segment {
-    const segment = this.engine === 'mysql' && close === '"'
-      ? this.readMysqlString(i, 'identifier')
-      : this.closeAt('identifier', i, this.quotedIdentifierEnd(i, close));
+    const segment =
+      this.engine === 'mysql' && close === '"'
+        ? this.readMysqlString(i, 'identifier')
+        : this.closeAt('identifier', i, this.quotedIdentifierEnd(i, close));
     const body = this.sql.slice(segment.start + 1, segment.end - 1);
     if (body.includes(close) || body.includes('\\')) this.report('quote-in-identifier');
     return segment;
@@ -256,10 +255,7 @@ export function lexSql(sql: string, engine: EngineName): LexedSql {
   return new Lexer(sql, engine).run();
 }
 
-export type StatementShape =
-  | { shape: 'empty' }
-  | { shape: 'multiple' }
-  | { shape: 'single'; start: number; end: number };
+export type StatementShape = { shape: 'empty' } | { shape: 'multiple' } | { shape: 'single'; start: number; end: number };
 
 /** One statement with at most one trailing `;`; `SELECT 1;;` and `;SELECT 1` hold empty
  * statements, which the server would run as separate statements, so they count as multiple. */

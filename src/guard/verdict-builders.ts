@@ -54,5 +54,11 @@ export function invalidVerdict(message: string, details: Readonly<Record<string,
 
 /** A read that calls something not known to be free of side effects. */
 export function refusedNameVerdict(statementType: string, what: string, name: string, why: string): Verdict {
-  return { kind: 'write', statementType, reason: `${what} ${name} ${why}`, refusal: 'refused_name', details: { [what.toLowerCase()]: name } };
+  return {
+    kind: 'write',
+    statementType,
+    reason: `${what} ${name} ${why}`,
+    refusal: 'refused_name',
+    details: { [what.toLowerCase()]: name },
+  };
 }

@@ -42,9 +42,26 @@ interface Pending {
 // was more CPU than the insert itself. The text for n rows is compiled once per store and run
 // with each batch's values (the store's statement cache then skips SQLite's prepare too).
 const HISTORY_COLUMNS = [
-  'id', 'workspace_id', 'query_id', 'connection_id', 'connection_name', 'sql', 'statement_type', 'status', 'row_count',
-  'affected_rows', 'duration_ms', 'error', 'source', 'api_key_id', 'api_key_name', 'user_id', 'user_email', 'created_at',
-  'tool_name', 'tool_version',
+  'id',
+  'workspace_id',
+  'query_id',
+  'connection_id',
+  'connection_name',
+  'sql',
+  'statement_type',
+  'status',
+  'row_count',
+  'affected_rows',
+  'duration_ms',
+  'error',
+  'source',
+  'api_key_id',
+  'api_key_name',
+  'user_id',
+  'user_email',
+  'created_at',
+  'tool_name',
+  'tool_version',
 ] as const satisfies readonly (keyof HistoryRow)[];
 // Fails to compile when a column is added to HistoryRow but not listed above.
 const everyColumnListed: [Exclude<keyof HistoryRow, (typeof HISTORY_COLUMNS)[number]>] extends [never] ? true : never = true;
@@ -102,7 +119,10 @@ export class HistoryLog {
   /** Completes an entry written `running` (durably, as it was written): the same entry, so a
    * query still has exactly one. */
   async complete(id: string, o: HistoryOutcome): Promise<void> {
-    await this.writer(CompiledQuery.raw(this.completeTextOf(), [o.status, o.rowCount, o.affectedRows, Math.round(o.durationMs), o.error, id]), { durable: true });
+    await this.writer(
+      CompiledQuery.raw(this.completeTextOf(), [o.status, o.rowCount, o.affectedRows, Math.round(o.durationMs), o.error, id]),
+      { durable: true },
+    );
   }
 
   /** Compiled once per store, like the INSERT texts. */
@@ -153,7 +173,13 @@ export class HistoryLog {
         // group commit (and keeps the id order) but waits for the flush, and so do the others.
         // Either way the entries are committed and visible when this resolves.
         const durable = batch.some((p) => p.durable);
-        await this.writer(CompiledQuery.raw(this.insertText(batch.length), batch.flatMap((p) => HISTORY_COLUMNS.map((c) => p.row[c]))), { durable });
+        await this.writer(
+          CompiledQuery.raw(
+            this.insertText(batch.length),
+            batch.flatMap((p) => HISTORY_COLUMNS.map((c) => p.row[c])),
+          ),
+          { durable },
+        );
         for (const p of batch) p.resolve();
       } catch (err) {
         for (const p of batch) p.reject(err);
@@ -164,9 +190,13 @@ export class HistoryLog {
   private insertText(rows: number): string {
     let text = this.insertTexts.get(rows);
     if (text === undefined) {
-      const compiled = this.db.insertInto('query_history').values(Array.from({ length: rows }, () => PLACEHOLDER_ROW)).compile();
+      const compiled = this.db
+        .insertInto('query_history')
+        .values(Array.from({ length: rows }, () => PLACEHOLDER_ROW))
+        .compile();
       // Every value must be a parameter, in row-major column order, for the texts to be reusable.
-      if (compiled.parameters.length !== rows * HISTORY_COLUMNS.length) throw new Error('history insert did not compile to one parameter per value');
+      if (compiled.parameters.length !== rows * HISTORY_COLUMNS.length)
+        throw new Error('history insert did not compile to one parameter per value');
       text = compiled.sql;
       this.insertTexts.set(rows, text);
     }

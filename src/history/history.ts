@@ -138,7 +138,11 @@ export interface HistoryScope {
 
 export function historyScope(principal: Principal): HistoryScope {
   const scoped = principal.apiKey?.scope?.connections;
-  return { workspaceId: principal.workspace.id, userId: principal.user.role === 'admin' ? null : principal.user.id, connections: scoped ? [...scoped] : null };
+  return {
+    workspaceId: principal.workspace.id,
+    userId: principal.user.role === 'admin' ? null : principal.user.id,
+    connections: scoped ? [...scoped] : null,
+  };
 }
 
 export interface HistoryPage {
@@ -163,9 +167,11 @@ export async function listHistory(
   // Refused here, before anything is handed to a worker thread.
   if (query.cursor) decodeCursor(query.cursor);
   const scope = historyScope(principal);
-  const { rows, resumeBelow } = opts.reader && walksHistory(scope, query) ? await opts.reader.read(scope, query) : await selectHistoryPage(db, scope, query);
+  const { rows, resumeBelow } =
+    opts.reader && walksHistory(scope, query) ? await opts.reader.read(scope, query) : await selectHistoryPage(db, scope, query);
   const page = rows.slice(0, query.limit).map(toHistoryEntry);
-  const nextCursor = rows.length > query.limit ? encodeCursor(page[page.length - 1].id) : resumeBelow === null ? null : encodeCursor(resumeBelow);
+  const nextCursor =
+    rows.length > query.limit ? encodeCursor(page[page.length - 1].id) : resumeBelow === null ? null : encodeCursor(resumeBelow);
   return { entries: page, nextCursor };
 }
 
@@ -238,9 +244,20 @@ export async function selectHistoryPage(
       q = q.where(matches);
     }
   }
-  if (postgres || !walksHistory(scope, query)) return { rows: await q.orderBy('id', 'desc').limit(query.limit + 1).execute(), resumeBelow: null };
+  if (postgres || !walksHistory(scope, query))
+    return {
+      rows: await q
+        .orderBy('id', 'desc')
+        .limit(query.limit + 1)
+        .execute(),
+      resumeBelow: null,
+    };
   // The walk stops at the workspace's oldest entry (one seek of its keyset index).
-  const oldest = await db.selectFrom('query_history').select((eb) => eb.fn.min('id').as('id')).where('workspace_id', '=', scope.workspaceId).executeTakeFirst();
+  const oldest = await db
+    .selectFrom('query_history')
+    .select((eb) => eb.fn.min('id').as('id'))
+    .where('workspace_id', '=', scope.workspaceId)
+    .executeTakeFirst();
   if (!oldest?.id) return { rows: [], resumeBelow: null };
   return walkHistory(q, {
     want: query.limit + 1,
@@ -258,10 +275,7 @@ export async function selectHistoryPage(
  * on 10M entries instead of 0.5. */
 export function postgresSearchConditions(needle: string) {
   const loose = `%${needle.replace(/\\/g, '\\\\').replace(/%/g, '_')}%`;
-  return [
-    sql<boolean>`lower(${sql.ref('sql')}) like ${loose} escape '\\'`,
-    sql<boolean>`strpos(lower(${sql.ref('sql')}), ${needle}) > 0`,
-  ];
+  return [sql<boolean>`lower(${sql.ref('sql')}) like ${loose} escape '\\'`, sql<boolean>`strpos(lower(${sql.ref('sql')}), ${needle}) > 0`];
 }
 
 /** Deletes entries older than the retention; returns how many went. An id starts with its
@@ -283,7 +297,14 @@ export async function pruneHistory(db: Kysely<Database>, days: number, opts: { b
   for (;;) {
     const started = performance.now();
     // The batch's last id: the batch-th oldest entry below the cutoff, found on the primary key.
-    const edge = await db.selectFrom('query_history').select('id').where('id', '<', cutoff).orderBy('id').offset(batch - 1).limit(1).executeTakeFirst();
+    const edge = await db
+      .selectFrom('query_history')
+      .select('id')
+      .where('id', '<', cutoff)
+      .orderBy('id')
+      .offset(batch - 1)
+      .limit(1)
+      .executeTakeFirst();
     let del = db.deleteFrom('query_history').where('id', '<', cutoff);
     if (edge) del = del.where('id', '<=', edge.id);
     const result = await del.executeTakeFirst();

@@ -29,11 +29,15 @@ const partitionName = (k: number) => `query_history_search_${k}`;
 
 /** The partitions that exist, by number. */
 async function partitions(db: Kysely<Database>): Promise<number[]> {
-  const { rows } = await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name like 'query\_history\_search\_%' escape '\\'`.execute(db);
-  return rows.flatMap((r) => {
-    const m = PARTITION.exec(r.name);
-    return m ? [Number(m[1])] : [];
-  }).sort((a, b) => a - b);
+  const { rows } = await sql<{
+    name: string;
+  }>`select name from sqlite_master where type = 'table' and name like 'query\_history\_search\_%' escape '\\'`.execute(db);
+  return rows
+    .flatMap((r) => {
+      const m = PARTITION.exec(r.name);
+      return m ? [Number(m[1])] : [];
+    })
+    .sort((a, b) => a - b);
 }
 
 /** The statements that create partition `k`. */
@@ -78,7 +82,12 @@ async function readState(db: Kysely<Database>): Promise<State & { id_now: string
     select s.indexed_rowid, s.indexed_id, s.stale_upto, s.partition_rows, h.id as id_now
     from query_history_search_state s left join query_history h on h.rowid = s.indexed_rowid where s.id = 1`.execute(db);
   const r = rows[0];
-  return { ...r, indexed_rowid: Number(r.indexed_rowid), stale_upto: r.stale_upto === null ? null : Number(r.stale_upto), partition_rows: Number(r.partition_rows) };
+  return {
+    ...r,
+    indexed_rowid: Number(r.indexed_rowid),
+    stale_upto: r.stale_upto === null ? null : Number(r.stale_upto),
+    partition_rows: Number(r.partition_rows),
+  };
 }
 
 /** The watermark's entry is no longer the one indexed: a VACUUM renumbered the rowids. */
@@ -97,13 +106,17 @@ export async function searchWithIndex(
   const state = await readState(db);
   if (renumbered(state)) return null;
   const indexed = state.indexed_rowid;
-  const { rows: tail } = await sql<{ rowid: number }>`select rowid from query_history where rowid > ${indexed} limit ${SEARCH_TAIL_MAX + 1}`.execute(db);
+  const { rows: tail } = await sql<{
+    rowid: number;
+  }>`select rowid from query_history where rowid > ${indexed} limit ${SEARCH_TAIL_MAX + 1}`.execute(db);
   if (tail.length > SEARCH_TAIL_MAX) return null;
 
   // Under a cursor, start just above its entry's rowid instead of at the newest entry.
   let upper = indexed + 1;
   if (opts.cursor) {
-    const { rows } = await sql<{ rowid: number }>`select rowid from query_history where id >= ${opts.cursor} order by id limit 1`.execute(db);
+    const { rows } = await sql<{ rowid: number }>`select rowid from query_history where id >= ${opts.cursor} order by id limit 1`.execute(
+      db,
+    );
     if (rows[0]) upper = Math.min(upper, Number(rows[0].rowid) + SEARCH_ROWID_SLACK);
   }
   const want = opts.limit + 1;
@@ -193,24 +206,35 @@ export async function indexHistoryBatch(db: Kysely<Database>, rows: number): Pro
         select rowid, id from query_history where rowid > ${to} and rowid <= ${end} order by rowid limit 1 offset ${rows - 1}`.execute(trx);
       const last =
         edge[0] ??
-        (await sql<{ rowid: number; id: string }>`select rowid, id from query_history where rowid > ${to} and rowid <= ${end} order by rowid desc limit 1`.execute(trx)).rows[0];
+        (
+          await sql<{
+            rowid: number;
+            id: string;
+          }>`select rowid, id from query_history where rowid > ${to} and rowid <= ${end} order by rowid desc limit 1`.execute(trx)
+        ).rows[0];
       if (last) {
         if (!parts.includes(k)) await createSearchPartition(trx, k);
         const result = await sql`
-          insert into ${sql.table(partitionName(k))} (rowid, sql) select rowid, sql from query_history where rowid > ${to} and rowid <= ${last.rowid}`.execute(trx);
+          insert into ${sql.table(partitionName(k))} (rowid, sql) select rowid, sql from query_history where rowid > ${to} and rowid <= ${last.rowid}`.execute(
+          trx,
+        );
         indexed = Number(result.numAffectedRows ?? 0);
         to = Number(last.rowid);
         toId = last.id;
         break;
       }
-      const { rows: next } = await sql<{ rowid: number }>`select rowid from query_history where rowid > ${to} order by rowid limit 1`.execute(trx);
+      const { rows: next } = await sql<{
+        rowid: number;
+      }>`select rowid from query_history where rowid > ${to} order by rowid limit 1`.execute(trx);
       if (!next[0]) break;
       to = Math.floor((Number(next[0].rowid) - 1) / size) * size;
       toId = null;
     }
     // An idle round writes nothing (no commit every second on an idle store).
     if (to !== state.indexed_rowid || toId !== state.indexed_id || state.stale_upto !== null) {
-      await sql`update query_history_search_state set indexed_rowid = ${to}, indexed_id = ${toId}, stale_upto = null where id = 1`.execute(trx);
+      await sql`update query_history_search_state set indexed_rowid = ${to}, indexed_id = ${toId}, stale_upto = null where id = 1`.execute(
+        trx,
+      );
     }
     return indexed;
   });

@@ -39,12 +39,21 @@ export function envelopeOf(err: DbqError): Record<string, unknown> {
  * the driver's text (pino appends each `cause` message: `role "x" does not exist: role "x" does
  * not exist`). Only an internal error (500) is logged at error with its stack.
  */
-export function logFailure(log: FastifyBaseLogger, err: unknown, dbqErr: DbqError, context: Record<string, unknown> = {}, what = 'request failed'): void {
+export function logFailure(
+  log: FastifyBaseLogger,
+  err: unknown,
+  dbqErr: DbqError,
+  context: Record<string, unknown> = {},
+  what = 'request failed',
+): void {
   if (dbqErr.status < 500) {
     log.info({ code: dbqErr.code, status: dbqErr.status, ...context }, dbqErr.message);
   } else if (!(dbqErr instanceof InternalError)) {
     const causeCode = (dbqErr.cause as { code?: unknown } | undefined)?.code;
-    log.warn({ code: dbqErr.code, status: dbqErr.status, ...(typeof causeCode === 'string' ? { causeCode } : {}), ...context }, dbqErr.message);
+    log.warn(
+      { code: dbqErr.code, status: dbqErr.status, ...(typeof causeCode === 'string' ? { causeCode } : {}), ...context },
+      dbqErr.message,
+    );
   } else {
     log.error({ err, code: dbqErr.code, ...context }, what);
   }
@@ -225,7 +234,12 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     // A person's browser (it asks for HTML) gets the web app's 404 page; programs the envelope.
     const page = request.server.notFoundPage;
-    if (page && (request.method === 'GET' || request.method === 'HEAD') && /\btext\/html\b/.test(request.headers.accept ?? '') && !MACHINE_PATH.test(request.url)) {
+    if (
+      page &&
+      (request.method === 'GET' || request.method === 'HEAD') &&
+      /\btext\/html\b/.test(request.headers.accept ?? '') &&
+      !MACHINE_PATH.test(request.url)
+    ) {
       return page(request, reply);
     }
     return reply.status(404).send(envelopeOf(new NotFoundError()));

@@ -64,7 +64,12 @@ export const connectionRecordSchema = z.object({
   readUser: z.string().nullable().describe('The user every read logs in as (reader credentials); null when reads use the connection user'),
   readAccess: readAccessSchema.nullable().describe('Privilege audit of the credential reads use; null until known'),
   ssh: z
-    .object({ host: z.string(), port: z.number(), user: z.string(), hostKey: z.string().describe('The pinned host key as its SHA256: fingerprint') })
+    .object({
+      host: z.string(),
+      port: z.number(),
+      user: z.string(),
+      hostKey: z.string().describe('The pinned host key as its SHA256: fingerprint'),
+    })
     .nullable()
     .describe('The SSH bastion the database is reached through, without its key or password; null when dialled directly'),
   createdAt: z.string(),
@@ -92,7 +97,11 @@ export const historyEntrySchema = z.object({
   connectionName: z.string(),
   sql: z.string(),
   statementType: z.string(),
-  status: z.enum(['succeeded', 'failed', 'rejected', 'timed_out', 'canceled', 'running']).describe('running: a write sent to the database whose outcome is not recorded yet; one that stays running was cut off by a stop of dbq or of its store, and may have run'),
+  status: z
+    .enum(['succeeded', 'failed', 'rejected', 'timed_out', 'canceled', 'running'])
+    .describe(
+      'running: a write sent to the database whose outcome is not recorded yet; one that stays running was cut off by a stop of dbq or of its store, and may have run',
+    ),
   rowCount: z.number().nullable(),
   affectedRows: z.number().nullable(),
   durationMs: z.number(),
@@ -100,6 +109,9 @@ export const historyEntrySchema = z.object({
   source: z.enum(['api', 'mcp', 'ai', 'ui']),
   apiKey: z.object({ id: z.string(), name: z.string() }).nullable(),
   user: z.object({ id: z.string(), email: z.string() }),
-  tool: z.object({ name: z.string(), version: z.number() }).nullable().describe('The curated tool this entry ran, with its version; null for raw SQL'),
+  tool: z
+    .object({ name: z.string(), version: z.number() })
+    .nullable()
+    .describe('The curated tool this entry ran, with its version; null for raw SQL'),
   createdAt: z.string(),
 });

@@ -35,7 +35,12 @@ export function limitHeaders(state: LimitState): Record<string, string> {
  * messages, all or none) and throws RateLimitedError (429) past the plan's limit; the headers
  * are written on the response either way (by onSend; a hijacked reply sets limitHeaders itself).
  */
-export async function enforceRequestLimit(svc: { limits: Limits }, request: FastifyRequest, principal: Pick<Principal, 'workspace'>, count = 1): Promise<LimitState> {
+export async function enforceRequestLimit(
+  svc: { limits: Limits },
+  request: FastifyRequest,
+  principal: Pick<Principal, 'workspace'>,
+  count = 1,
+): Promise<LimitState> {
   const state = await consumeRequest(svc, principal, count);
   pending.set(request, limitHeaders(state));
   if (!state.allowed) throw new RateLimitedError();

@@ -7,7 +7,13 @@ import { enforceRequestLimit, limitHeaders } from '../limits/http.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 
-export async function countMessages(svc: Services, request: FastifyRequest, reply: FastifyReply, principal: Principal, body: unknown): Promise<void> {
+export async function countMessages(
+  svc: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  principal: Principal,
+  body: unknown,
+): Promise<void> {
   const n = Array.isArray(body) ? Math.max(body.length, 1) : 1;
   // One count of n: the batch fits whole or is refused whole (refused requests are not
   // counted), and it costs one Redis round trip.

@@ -58,7 +58,10 @@ export class RelayOwnerSide {
     if (m.method === 'POST') this.waiting.set(m.sessionId, waiters.add(giveUp));
     let response: Response | null;
     try {
-      response = await Promise.race([web.handleRequest(request, { authInfo, parsedBody: m.method === 'POST' ? m.body : undefined }), closed]);
+      response = await Promise.race([
+        web.handleRequest(request, { authInfo, parsedBody: m.method === 'POST' ? m.body : undefined }),
+        closed,
+      ]);
     } finally {
       waiters.delete(giveUp);
       if (waiters.size === 0 && this.waiting.get(m.sessionId) === waiters) this.waiting.delete(m.sessionId);
@@ -87,7 +90,8 @@ export class RelayOwnerSide {
         return;
       }
       await this.answer(m, { ...head, done: false });
-      for (let i = 0; i < text.length; i += CHUNK_CHARS) await this.answer(m, { t: 'data', id: m.id, chunk: text.slice(i, i + CHUNK_CHARS) });
+      for (let i = 0; i < text.length; i += CHUNK_CHARS)
+        await this.answer(m, { t: 'data', id: m.id, chunk: text.slice(i, i + CHUNK_CHARS) });
       await this.answer(m, { t: 'end', id: m.id });
       return;
     }

@@ -41,7 +41,18 @@ import type { Principal } from '../workspaces/api-keys.ts';
 import { RelayCall, RelayTimeout } from './relay-call.ts';
 import { RelayLink } from './relay-link.ts';
 import { RelayOwnerSide } from './relay-owner-side.ts';
-import { FORWARDED_HEADERS, procChannel, REPLAY_WINDOW_MS, replyChannel, sessionKey, type Binding, type Head, type RelayedRequest, type ToCaller, type ToOwner } from './relay-protocol.ts';
+import {
+  FORWARDED_HEADERS,
+  procChannel,
+  REPLAY_WINDOW_MS,
+  replyChannel,
+  sessionKey,
+  type Binding,
+  type Head,
+  type RelayedRequest,
+  type ToCaller,
+  type ToOwner,
+} from './relay-protocol.ts';
 import { sessionLogTag, sessionNotFound, type McpSession, type McpSessions, type RemoteSession } from './sessions.ts';
 
 export interface RelayOptions {
@@ -160,7 +171,15 @@ export class McpRelay {
 
   /** The session's own key stopped authenticating: its owner closes it. */
   closeRemote(session: RemoteSession): void {
-    void this.link.publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'close', sessionId: session.id, keyHash: session.keyHash, from: this.processId, at: Date.now() }).catch(() => 0);
+    void this.link
+      .publish(procChannel(this.opts.keyPrefix, session.owner), {
+        t: 'close',
+        sessionId: session.id,
+        keyHash: session.keyHash,
+        from: this.processId,
+        at: Date.now(),
+      })
+      .catch(() => 0);
   }
 
   /**
@@ -182,19 +201,21 @@ export class McpRelay {
     try {
       // Found a moment ago, but Redis stopped answering since: as if the owner were gone.
       if (this.link.breaker.open) throw sessionNotFound();
-      const receivers = await this.link.publish(procChannel(this.opts.keyPrefix, session.owner), {
-        t: 'req',
-        id,
-        from: this.processId,
-        at: Date.now(),
-        sessionId: session.id,
-        kind: session.kind,
-        method: request.method,
-        path: request.url,
-        headers,
-        body: request.body ?? null,
-        principal,
-      }).catch(() => 0);
+      const receivers = await this.link
+        .publish(procChannel(this.opts.keyPrefix, session.owner), {
+          t: 'req',
+          id,
+          from: this.processId,
+          at: Date.now(),
+          sessionId: session.id,
+          kind: session.kind,
+          method: request.method,
+          path: request.url,
+          headers,
+          body: request.body ?? null,
+          principal,
+        })
+        .catch(() => 0);
       if (receivers === 0) {
         // Nobody listens on the owner's channel: it exited (or lost Redis). Its bindings would
         // linger until their TTL; drop this one now. A live owner rewrites it on its next refresh.
@@ -205,8 +226,13 @@ export class McpRelay {
     } catch (err) {
       this.calls.delete(id);
       if (err instanceof RelayTimeout) {
-        void this.link.publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'abort', id, from: this.processId, at: Date.now() }).catch(() => 0);
-        request.log.error({ mcpSession: sessionLogTag(session.id), owner: session.owner, timeoutMs: this.opts.timeoutMs }, 'mcp relay: the owning process did not answer in time');
+        void this.link
+          .publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'abort', id, from: this.processId, at: Date.now() })
+          .catch(() => 0);
+        request.log.error(
+          { mcpSession: sessionLogTag(session.id), owner: session.owner, timeoutMs: this.opts.timeoutMs },
+          'mcp relay: the owning process did not answer in time',
+        );
         throw new InternalError(err);
       }
       throw err;
@@ -227,7 +253,10 @@ export class McpRelay {
     res.on('close', () => {
       this.calls.delete(id);
       // The client left before the owner finished (a GET stream it closed): release the owner's side.
-      if (!call.ended) void this.link.publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'abort', id, from: this.processId, at: Date.now() }).catch(() => 0);
+      if (!call.ended)
+        void this.link
+          .publish(procChannel(this.opts.keyPrefix, session.owner), { t: 'abort', id, from: this.processId, at: Date.now() })
+          .catch(() => 0);
     });
     call.attach(res);
   }

@@ -295,7 +295,12 @@ export async function authorizeSessionMessage(
 /** Carries the principal of this message to the tool handler (SDK `extra.authInfo`). The
  * token field holds the key id, never the secret. */
 export function authInfoOf(principal: Principal): { token: string; clientId: string; scopes: string[]; extra: { principal: Principal } } {
-  return { token: principal.apiKey?.id ?? '', clientId: principal.apiKey?.id ?? principal.user.id, scopes: [principal.user.role], extra: { principal } };
+  return {
+    token: principal.apiKey?.id ?? '',
+    clientId: principal.apiKey?.id ?? principal.user.id,
+    scopes: [principal.user.role],
+    extra: { principal },
+  };
 }
 
 export function principalFromExtra(extra: { authInfo?: { extra?: Record<string, unknown> } }): Principal {

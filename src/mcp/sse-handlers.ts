@@ -93,7 +93,8 @@ export async function postMessage(svc: Services, opts: SseRouteOptions, request:
   if (!sessionId) throw new InvalidRequestError('Invalid request: sessionId is required', { field: 'sessionId' });
   const { session, principal } = await authorizeSessionMessage(svc, opts.sessions, request, 'sse', sessionId, bearerToken(request));
   // Checked here so a malformed message gets the dbq envelope rather than the SDK's plain text.
-  if (!JSONRPCMessageSchema.safeParse(request.body).success) throw new InvalidRequestError('Invalid request: body is not a JSON-RPC message');
+  if (!JSONRPCMessageSchema.safeParse(request.body).success)
+    throw new InvalidRequestError('Invalid request: body is not a JSON-RPC message');
   await countMessages(svc, request, reply, principal, request.body);
   if (isRemote(session)) {
     // Another process holds the stream: it takes the message, the answer goes out on its stream.

@@ -18,6 +18,8 @@ const handlers = lazy(() => import('./sse-handlers.ts'));
 export function sseRoutes(app: FastifyInstance, svc: Services, opts: SseRouteOptions): void {
   for (const base of ['', '/w/:workspace']) {
     app.get(`${base}/sse`, { schema: { hide: true } }, async (request, reply) => (await handlers()).openStream(svc, opts, request, reply));
-    app.post(`${base}/messages`, { schema: { hide: true } }, async (request, reply) => (await handlers()).postMessage(svc, opts, request, reply));
+    app.post(`${base}/messages`, { schema: { hide: true } }, async (request, reply) =>
+      (await handlers()).postMessage(svc, opts, request, reply),
+    );
   }
 }

@@ -216,7 +216,15 @@ export async function cancelQuery(svc: Services, principal: Principal, queryId: 
 }
 
 function runningView(queryId: string, connectionId: string, startedAt: string, status: AsyncStatus) {
-  return { queryId, status, connectionId, submittedAt: startedAt, finishedAt: status === 'running' ? null : new Date().toISOString(), error: null, result: null };
+  return {
+    queryId,
+    status,
+    connectionId,
+    submittedAt: startedAt,
+    finishedAt: status === 'running' ? null : new Date().toISOString(),
+    error: null,
+    result: null,
+  };
 }
 
 function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {

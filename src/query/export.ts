@@ -49,7 +49,7 @@ export const exportInputSchema = z
       .boolean()
       .default(true)
       .describe(
-        'CSV only: a cell (or column name) beginning with =, +, -, @, tab or CR is written as a quoted field with a leading \' so spreadsheets show it as text instead of running it as a formula (OWASP CSV injection guard). Numbers, and text that is just a number such as -5, are left alone. false writes every value exactly as stored.',
+        "CSV only: a cell (or column name) beginning with =, +, -, @, tab or CR is written as a quoted field with a leading ' so spreadsheets show it as text instead of running it as a formula (OWASP CSV injection guard). Numbers, and text that is just a number such as -5, are left alone. false writes every value exactly as stored.",
       ),
   })
   .strict();
@@ -175,7 +175,8 @@ export async function openExport(svc: Services, principal: Principal, input: Exp
         failure = err;
         outcome = { status: statusOf(err), error: historyErrorOf(err) };
         // A timeout, cancel or refused login is the database's or the client's doing: no stack.
-        if (err instanceof DbqError && !(err instanceof InternalError)) svc.logger[err.status < 500 ? 'info' : 'warn']({ code: err.code, status: err.status, queryId: q.queryId }, err.message);
+        if (err instanceof DbqError && !(err instanceof InternalError))
+          svc.logger[err.status < 500 ? 'info' : 'warn']({ code: err.code, status: err.status, queryId: q.queryId }, err.message);
         else svc.logger.error({ err, queryId: q.queryId }, 'export failed');
       }
       throw err;
@@ -190,11 +191,14 @@ export async function openExport(svc: Services, principal: Principal, input: Exp
       await rows.return?.().catch(() => {});
       unlink();
       // The response is under way: a store failure here can only be logged.
-      await history.finish(outcome.status, { rowCount, error: outcome.error }, outcome.status === 'succeeded' ? true : statementRanAfter(failure)).catch((err: unknown) =>
-        svc.logger.error({ err, queryId: q.queryId }, 'history write failed'),
-      );
+      await history
+        .finish(outcome.status, { rowCount, error: outcome.error }, outcome.status === 'succeeded' ? true : statementRanAfter(failure))
+        .catch((err: unknown) => svc.logger.error({ err, queryId: q.queryId }, 'history write failed'));
       if (outcome.status === 'succeeded') announceWrite(svc, q);
-      svc.logger.info({ queryId: q.queryId, format: input.format, rows: rowCount, bytes: chunk.sent, status: outcome.status }, 'export finished');
+      svc.logger.info(
+        { queryId: q.queryId, format: input.format, rows: rowCount, bytes: chunk.sent, status: outcome.status },
+        'export finished',
+      );
       if (outcome.status === 'succeeded') settle();
       else settle(failure);
     }
@@ -292,7 +296,12 @@ interface Encoder {
   error(err: DbqError): string;
 }
 
-function createEncoder(format: ExportFormat, columns: Column[], rowFormat: 'arrays' | 'objects', opts: { csvFormulaGuard?: boolean } = {}): Encoder {
+function createEncoder(
+  format: ExportFormat,
+  columns: Column[],
+  rowFormat: 'arrays' | 'objects',
+  opts: { csvFormulaGuard?: boolean } = {},
+): Encoder {
   const names = columns.map((c) => c.name);
   const shape =
     rowFormat === 'objects'

@@ -40,7 +40,8 @@ export const PARAM_OBJECT_DEPTH = 32;
  * lands at or beyond 2^53, so refusing unsafe integers catches each silent change. */
 function numberProblem(n: number): string | null {
   if (!Number.isFinite(n)) return 'is not a finite number; pass it as a string';
-  if (Number.isInteger(n) && !Number.isSafeInteger(n)) return 'is an integer beyond ±(2^53-1) that JSON numbers cannot carry exactly; pass it as a string';
+  if (Number.isInteger(n) && !Number.isSafeInteger(n))
+    return 'is an integer beyond ±(2^53-1) that JSON numbers cannot carry exactly; pass it as a string';
   return null;
 }
 
@@ -223,7 +224,12 @@ export function recordHistory(svc: Services, q: QueryIdentity, status: HistorySt
 export type StatementRan = boolean | 'unknown';
 
 export function statementRanAfter(err: unknown): StatementRan {
-  return err instanceof QueryFailedError || err instanceof QueryTimeoutError || err instanceof QueryCanceledError || err instanceof DatabaseBusyError ? false : 'unknown';
+  return err instanceof QueryFailedError ||
+    err instanceof QueryTimeoutError ||
+    err instanceof QueryCanceledError ||
+    err instanceof DatabaseBusyError
+    ? false
+    : 'unknown';
 }
 
 /** The store failure a write answers with, saying whether its statement ran and under which
@@ -306,14 +312,24 @@ export async function prepareQuery(
   const started = performance.now();
   // Decided on the read engine: its catalog, its compiler, the reader login when there is one.
   const reader = svc.pools.forRead(row);
-  const identity = { queryId: opts.queryId ?? newId('q'), principal, connection: row, sql: input.sql, source: opts.source, started, tool: opts.tool };
+  const identity = {
+    queryId: opts.queryId ?? newId('q'),
+    principal,
+    connection: row,
+    sql: input.sql,
+    source: opts.source,
+    started,
+    tool: opts.tool,
+  };
   let verdict: Verdict;
   try {
     verdict = await decideStatement(svc.readGuards.of(reader), input.sql, deadline);
   } catch (err) {
     // The decision itself needed the database (its catalog, its compiler) and did not get it:
     // a failed query like any other, with its one history entry.
-    await recordHistory(svc, { ...identity, verdict: { kind: 'write', statementType: 'UNKNOWN' } }, statusOf(err), { error: historyErrorOf(err) });
+    await recordHistory(svc, { ...identity, verdict: { kind: 'write', statementType: 'UNKNOWN' } }, statusOf(err), {
+      error: historyErrorOf(err),
+    });
     throw err;
   }
   const q: QueryIdentity = { ...identity, verdict };
@@ -379,7 +395,21 @@ export function trackRunning(svc: Services, q: PreparedQuery, controller: StopCo
 
 /** Writes that cannot change what a function, view or policy is (the catalog the read
  * allowlist is decided from); anything else (CREATE, ALTER, DROP, DO, CALL, …) may. */
-const CATALOG_NEUTRAL = new Set(['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'MERGE', 'COPY', 'TRUNCATE', 'VACUUM', 'ANALYZE', 'SET', 'RESET', 'SHOW', 'EXPLAIN']);
+const CATALOG_NEUTRAL = new Set([
+  'SELECT',
+  'INSERT',
+  'UPDATE',
+  'DELETE',
+  'MERGE',
+  'COPY',
+  'TRUNCATE',
+  'VACUUM',
+  'ANALYZE',
+  'SET',
+  'RESET',
+  'SHOW',
+  'EXPLAIN',
+]);
 
 /** After a write ran: schema caches and the like hear about it; DDL through dbq reloads the
  * connection's catalog at the next read instead of waiting for the change check. */

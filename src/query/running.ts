@@ -63,19 +63,21 @@ export class RunningQueries {
   }
 
   list(principal: Principal): RunningQueryView[] {
-    return [...this.byId.values()]
-      .filter((q) => q.workspaceId === principal.workspace.id && (principal.user.role === 'admin' || q.userId === principal.user.id))
-      // A key scoped to some connections sees statements on those only.
-      .filter((q) => keyAllowsConnection(principal, q.connectionId))
-      .map((q) => ({
-        queryId: q.queryId,
-        connectionId: q.connectionId,
-        connectionName: q.connectionName,
-        sql: q.sql,
-        source: q.source,
-        startedAt: q.startedAt,
-        user: { id: q.userId },
-      }));
+    return (
+      [...this.byId.values()]
+        .filter((q) => q.workspaceId === principal.workspace.id && (principal.user.role === 'admin' || q.userId === principal.user.id))
+        // A key scoped to some connections sees statements on those only.
+        .filter((q) => keyAllowsConnection(principal, q.connectionId))
+        .map((q) => ({
+          queryId: q.queryId,
+          connectionId: q.connectionId,
+          connectionName: q.connectionName,
+          sql: q.sql,
+          source: q.source,
+          startedAt: q.startedAt,
+          user: { id: q.userId },
+        }))
+    );
   }
 
   /** Waits up to graceMs for in-flight statements, then aborts the rest and waits for them. */

@@ -21,14 +21,13 @@ export const searchObjectsFields = {
     .max(200)
     .default('')
     .describe('Case-insensitive substring of the object name (%, _ and * are plain characters); empty matches every object of the kind'),
-  kind: z
-    .enum(OBJECT_KINDS)
-    .optional()
-    .describe('table, view, column, index or function; omitted: tables and views'),
+  kind: z.enum(OBJECT_KINDS).optional().describe('table, view, column, index or function; omitted: tables and views'),
   detail: z
     .enum(OBJECT_DETAILS)
     .default('names')
-    .describe('names: qualified names only; summary: name, kind and column count (tables) or table and type (columns); full: what describe_table gives'),
+    .describe(
+      'names: qualified names only; summary: name, kind and column count (tables) or table and type (columns); full: what describe_table gives',
+    ),
 };
 
 export type SearchObjectsInput = {
@@ -78,7 +77,12 @@ function summarize(o: SchemaObject): Record<string, unknown> {
   }
 }
 
-export async function searchObjects(svc: Services, principal: Principal, connectionId: string, input: SearchObjectsInput): Promise<SearchObjectsResult> {
+export async function searchObjects(
+  svc: Services,
+  principal: Principal,
+  connectionId: string,
+  input: SearchObjectsInput,
+): Promise<SearchObjectsResult> {
   assertRawAccess(principal);
   const row = await getConnectionFor(svc, principal, connectionId);
   const engine = svc.pools.forRead(row);

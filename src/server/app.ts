@@ -85,7 +85,8 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
       info: {
         title: 'dbq API',
         version: '1',
-        description: 'Run SQL on PostgreSQL, MySQL/MariaDB and SQLite connections of a workspace. Every response is an envelope: {"success":true,"data":{…}} or {"success":false,"error":"…","code":"…"}.',
+        description:
+          'Run SQL on PostgreSQL, MySQL/MariaDB and SQLite connections of a workspace. Every response is an envelope: {"success":true,"data":{…}} or {"success":false,"error":"…","code":"…"}.',
       },
       servers: [{ url: '/', description: 'default workspace (also /w/{slug})' }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'dbq_… API key' } } },

@@ -187,12 +187,24 @@ export function installJsonBodyParser(app: FastifyInstance): void {
     const scan = scanJsonText(text);
     if (scan.kind === 'too_deep') {
       const where = scan.field ? ` (in ${scan.field})` : '';
-      done(new InvalidRequestError(`Invalid request: the JSON body nests deeper than ${MAX_JSON_DEPTH} levels${where}`, { ...(scan.field ? { field: scan.field } : {}), maxDepth: MAX_JSON_DEPTH }), undefined);
+      done(
+        new InvalidRequestError(`Invalid request: the JSON body nests deeper than ${MAX_JSON_DEPTH} levels${where}`, {
+          ...(scan.field ? { field: scan.field } : {}),
+          maxDepth: MAX_JSON_DEPTH,
+        }),
+        undefined,
+      );
       return;
     }
     if (scan.kind === 'too_many') {
       const where = scan.field ? ` (in ${scan.field})` : '';
-      done(new InvalidRequestError(`Invalid request: the JSON body holds more than ${MAX_JSON_VALUES} values${where}`, { ...(scan.field ? { field: scan.field } : {}), maxValues: MAX_JSON_VALUES }), undefined);
+      done(
+        new InvalidRequestError(`Invalid request: the JSON body holds more than ${MAX_JSON_VALUES} values${where}`, {
+          ...(scan.field ? { field: scan.field } : {}),
+          maxValues: MAX_JSON_VALUES,
+        }),
+        undefined,
+      );
       return;
     }
     let value: unknown;

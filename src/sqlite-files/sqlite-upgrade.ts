@@ -53,20 +53,29 @@ export async function upgradeSqliteDir(db: Kysely<Database>, sqliteDir: string, 
     if (move.source === null) continue;
     const owner = owners.get(move.source);
     if (owner !== undefined) {
-      logger.warn({ connectionId: move.connectionId, ownerConnectionId: owner, file: move.relative }, 'sqlite upgrade: file already given to an older connection of another workspace; copy it yourself if both should have it');
+      logger.warn(
+        { connectionId: move.connectionId, ownerConnectionId: owner, file: move.relative },
+        'sqlite upgrade: file already given to an older connection of another workspace; copy it yourself if both should have it',
+      );
       continue;
     }
     owners.set(move.source, move.connectionId);
     const target = path.join(root, move.slug, move.relative);
     if (fs.existsSync(target)) {
-      logger.warn({ connectionId: move.connectionId, file: move.relative }, 'sqlite upgrade: the workspace directory already has this file; the old one is left in place');
+      logger.warn(
+        { connectionId: move.connectionId, file: move.relative },
+        'sqlite upgrade: the workspace directory already has this file; the old one is left in place',
+      );
       continue;
     }
     fs.mkdirSync(path.dirname(target), { recursive: true });
     // WAL and journal first: a database moved without its WAL loses what the WAL holds.
     for (const suffix of COMPANIONS) renameIfPresent(move.source + suffix, target + suffix);
     renameIfPresent(move.source, target);
-    logger.info({ connectionId: move.connectionId, workspace: move.slug, file: move.relative }, 'sqlite upgrade: moved into the workspace directory');
+    logger.info(
+      { connectionId: move.connectionId, workspace: move.slug, file: move.relative },
+      'sqlite upgrade: moved into the workspace directory',
+    );
   }
   fs.writeFileSync(marker, 'SQLite files live in one directory per workspace (<slug>/); the shared layout was upgraded.\n');
 }

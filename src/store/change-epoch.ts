@@ -6,7 +6,15 @@
 // PostgreSQL store counts its own writes the same way and learns of other processes' writes
 // through LISTEN/NOTIFY (pg-changes.ts).
 import type Database from 'better-sqlite3';
-import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type {
+  KyselyPlugin,
+  OperationNode,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
 
 // The audit log too: no look-up reads it, and a sign-in's entry must not empty every cache.
 const UNTRACKED = new Set(['query_history', 'audit_log']);

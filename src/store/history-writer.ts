@@ -56,7 +56,9 @@ export function asyncCommitText(text: string): string {
 /** The same INSERT as a named prepared statement on the pool's connection: PostgreSQL parses
  * and plans each batch size once per connection instead of once per batch (node-postgres keeps
  * the names per connection and prepares on first use). */
-export function preparedAsyncCommitWriter(pool: { query(config: { name: string; text: string; values: unknown[] }): Promise<unknown> }): HistoryWriter {
+export function preparedAsyncCommitWriter(pool: {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;
+}): HistoryWriter {
   const names = new Map<string, string>();
   return async (statement, opts) => {
     const text = opts?.durable ? statement.sql : asyncCommitText(statement.sql);

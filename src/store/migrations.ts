@@ -155,9 +155,15 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('api_keys').addColumn('scope', 'text').execute();
       await db.schema.alterTable('api_keys').addColumn('expires_at', 'text').execute();
       // Set once, by the first refused request after expiry, so `key.expired` is audited once.
-      await db.schema.alterTable('api_keys').addColumn('expiry_audited', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('api_keys')
+        .addColumn('expiry_audited', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       await db.schema.alterTable('workspaces').addColumn('max_key_days', 'integer').execute();
-      await db.schema.alterTable('connections').addColumn('grants_everyone', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+      await db.schema
+        .alterTable('connections')
+        .addColumn('grants_everyone', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute();
       await db.schema
         .createTable('connection_grants')
         .addColumn('connection_id', 'text', (c) => c.notNull().references('connections.id').onDelete('cascade'))
@@ -206,9 +212,13 @@ const migrations: Record<string, Migration> = {
       if (db.getExecutor().adapter instanceof PostgresAdapter) {
         await sql`create function dbq_audit_append_only() returns trigger language plpgsql as $$
           begin raise exception 'audit_log is append-only'; end $$`.execute(db);
-        await sql`create trigger audit_log_append_only before update on audit_log for each row execute function dbq_audit_append_only()`.execute(db);
+        await sql`create trigger audit_log_append_only before update on audit_log for each row execute function dbq_audit_append_only()`.execute(
+          db,
+        );
       } else {
-        await sql`create trigger audit_log_append_only before update on audit_log begin select raise(abort, 'audit_log is append-only'); end`.execute(db);
+        await sql`create trigger audit_log_append_only before update on audit_log begin select raise(abort, 'audit_log is append-only'); end`.execute(
+          db,
+        );
       }
       await db.schema.alterTable('query_history').addColumn('tool_name', 'text').execute();
       await db.schema.alterTable('query_history').addColumn('tool_version', 'integer').execute();
@@ -245,13 +255,27 @@ const migrations: Record<string, Migration> = {
         const { rows } = await sql<{ present: string | null }>`select to_regclass(${table})::text as present`.execute(db);
         if (!rows[0]?.present) continue;
         if (table === 'api_keys') {
-          await sql.raw(`create trigger dbq_changed_rows after insert or delete on api_keys for each statement execute function dbq_store_changed()`).execute(db);
-          await sql.raw(`create trigger dbq_changed_update after update on api_keys for each row
-            when ((to_jsonb(old) - 'last_used_at') is distinct from (to_jsonb(new) - 'last_used_at')) execute function dbq_store_changed()`).execute(db);
+          await sql
+            .raw(
+              `create trigger dbq_changed_rows after insert or delete on api_keys for each statement execute function dbq_store_changed()`,
+            )
+            .execute(db);
+          await sql
+            .raw(
+              `create trigger dbq_changed_update after update on api_keys for each row
+            when ((to_jsonb(old) - 'last_used_at') is distinct from (to_jsonb(new) - 'last_used_at')) execute function dbq_store_changed()`,
+            )
+            .execute(db);
         } else {
-          await sql.raw(`create trigger dbq_changed_rows after insert or update or delete on ${table} for each statement execute function dbq_store_changed()`).execute(db);
+          await sql
+            .raw(
+              `create trigger dbq_changed_rows after insert or update or delete on ${table} for each statement execute function dbq_store_changed()`,
+            )
+            .execute(db);
         }
-        await sql.raw(`create trigger dbq_changed_truncate after truncate on ${table} for each statement execute function dbq_store_changed()`).execute(db);
+        await sql
+          .raw(`create trigger dbq_changed_truncate after truncate on ${table} for each statement execute function dbq_store_changed()`)
+          .execute(db);
       }
       // Substring search (`lower(sql) like '%…%'`): pg_trgm ships with PostgreSQL's contrib
       // (Debian's postgresql package includes it). Creating an extension may need rights the
@@ -291,7 +315,9 @@ const migrations: Record<string, Migration> = {
           stale_upto integer,
           partition_rows integer not null
         )`.execute(db);
-      await sql`insert into query_history_search_state (id, indexed_rowid, indexed_id, stale_upto, partition_rows) values (1, 0, null, null, 1048576)`.execute(db);
+      await sql`insert into query_history_search_state (id, indexed_rowid, indexed_id, stale_upto, partition_rows) values (1, 0, null, null, 1048576)`.execute(
+        db,
+      );
       await sql`
         create trigger query_history_search_delete after delete on query_history
         when old.rowid <= (select indexed_rowid from query_history_search_state where id = 1)

@@ -165,10 +165,17 @@ function openPostgresStore(url: string, logger?: StoreOptions['logger']): Store 
 }
 
 async function migrate(db: Kysely<Database>): Promise<void> {
-  const migrator = new Migrator({ db, provider: migrationProvider, migrationTableName: 'dbq_migrations', migrationLockTableName: 'dbq_migrations_lock' });
+  const migrator = new Migrator({
+    db,
+    provider: migrationProvider,
+    migrationTableName: 'dbq_migrations',
+    migrationLockTableName: 'dbq_migrations_lock',
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
-    throw new Error(`Store migration ${failed?.migrationName ?? ''} failed: ${String((error as Error).message ?? error)}`, { cause: error });
+    throw new Error(`Store migration ${failed?.migrationName ?? ''} failed: ${String((error as Error).message ?? error)}`, {
+      cause: error,
+    });
   }
 }

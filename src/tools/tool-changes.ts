@@ -34,7 +34,12 @@ export const TOOL_CHECK_INTERVAL_MS = 1000;
 export async function toolSetFingerprint(db: Kysely<Database>, workspaceId: string): Promise<string> {
   const row = await db
     .selectFrom('curated_tools')
-    .select([sql<number>`count(*)`.as('n'), sql<number>`count(deleted_at)`.as('d'), sql<string | null>`max(created_at)`.as('c'), sql<string | null>`max(deleted_at)`.as('x')])
+    .select([
+      sql<number>`count(*)`.as('n'),
+      sql<number>`count(deleted_at)`.as('d'),
+      sql<string | null>`max(created_at)`.as('c'),
+      sql<string | null>`max(deleted_at)`.as('x'),
+    ])
     .where('workspace_id', '=', workspaceId)
     .executeTakeFirst();
   const grants = await db

@@ -42,13 +42,19 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 const bound = z.union([z.number(), z.string().max(100)]);
 const constraintShape = {
-  values: z.array(z.union([z.string().max(1000), z.number()])).min(1).max(1000).optional(),
+  values: z
+    .array(z.union([z.string().max(1000), z.number()]))
+    .min(1)
+    .max(1000)
+    .optional(),
   min: bound.optional(),
   max: bound.optional(),
   maxLength: z.number().int().min(1).max(1_000_000).optional(),
   pattern: z.string().min(1).max(1000).optional(),
 };
-const itemSchema = z.object({ type: z.enum(PARAMETER_TYPES.filter((t) => t !== 'array') as [ItemType, ...ItemType[]]), ...constraintShape }).strict();
+const itemSchema = z
+  .object({ type: z.enum(PARAMETER_TYPES.filter((t) => t !== 'array') as [ItemType, ...ItemType[]]), ...constraintShape })
+  .strict();
 
 const parameterSchema = z
   .object({
@@ -105,7 +111,10 @@ export async function checkParameters(parameters: ToolParameter[]): Promise<void
   const seen = new Set<string>();
   for (const [i, p] of parameters.entries()) {
     const at = `parameters[${i}]`;
-    if (p.name === 'caller') throw new InvalidRequestError(`${at}.name "caller" is reserved for :caller.email, :caller.userId and :caller.keyId`, { field: `${at}.name` });
+    if (p.name === 'caller')
+      throw new InvalidRequestError(`${at}.name "caller" is reserved for :caller.email, :caller.userId and :caller.keyId`, {
+        field: `${at}.name`,
+      });
     if (seen.has(p.name)) throw new InvalidRequestError(`${at}.name "${p.name}" is declared twice`, { field: `${at}.name` });
     seen.add(p.name);
     if (p.type === 'array') {
@@ -115,7 +124,9 @@ export async function checkParameters(parameters: ToolParameter[]): Promise<void
       for (const key of ['min', 'max'] as const) {
         const v = p[key];
         if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_ARRAY_ITEMS)) {
-          throw new InvalidRequestError(`${at}.${key} of an array counts its elements: an integer 0-${MAX_ARRAY_ITEMS}`, { field: `${at}.${key}` });
+          throw new InvalidRequestError(`${at}.${key} of an array counts its elements: an integer 0-${MAX_ARRAY_ITEMS}`, {
+            field: `${at}.${key}`,
+          });
         }
       }
       for (const key of ['values', 'maxLength', 'pattern'] as const) {
@@ -153,7 +164,9 @@ function scalarProblem(spec: ItemSpec, value: unknown): string | null {
       if (typeof value !== 'string' || !isRealDate(value)) return 'must be a date (yyyy-mm-dd)';
       return rangeProblem(spec, value);
     case 'enum':
-      return spec.values!.includes(value as string | number) ? null : `must be one of ${spec.values!.map((v) => JSON.stringify(v)).join(', ')}`;
+      return spec.values!.includes(value as string | number)
+        ? null
+        : `must be one of ${spec.values!.map((v) => JSON.stringify(v)).join(', ')}`;
   }
 }
 
@@ -184,19 +197,26 @@ async function valueProblem(p: ToolParameter, value: unknown): Promise<string | 
   if (pattern === undefined || value.length === 0) return null;
   // One job for all elements: the work cap counts the whole array.
   const outcome = await matchPattern(pattern, value as string[]);
-  return outcome.kind === 'matched' ? null : outcome.kind === 'mismatch' ? `[${outcome.index}] must match the pattern ${pattern}` : outcome.problem;
+  return outcome.kind === 'matched'
+    ? null
+    : outcome.kind === 'mismatch'
+      ? `[${outcome.index}] must match the pattern ${pattern}`
+      : outcome.problem;
 }
 
 /** A caller's `params` object checked against the definitions: each value, defaults applied,
  * an absent optional parameter bound as NULL. 400 naming `params.<name>` otherwise. */
 export async function resolveParamValues(parameters: ToolParameter[], given: unknown): Promise<Map<string, unknown>> {
   if (given === undefined || given === null) given = {};
-  if (typeof given !== 'object' || Array.isArray(given)) throw new InvalidRequestError('params must be an object of parameter values', { field: 'params' });
+  if (typeof given !== 'object' || Array.isArray(given))
+    throw new InvalidRequestError('params must be an object of parameter values', { field: 'params' });
   const input = given as Record<string, unknown>;
   const declared = new Map(parameters.map((p) => [p.name, p]));
   for (const key of Object.keys(input)) {
     if (key === 'caller' || key.startsWith('caller.')) {
-      throw new InvalidRequestError(`params.${key}: caller values are bound from the caller and cannot be passed`, { field: `params.${key}` });
+      throw new InvalidRequestError(`params.${key}: caller values are bound from the caller and cannot be passed`, {
+        field: `params.${key}`,
+      });
     }
     if (!declared.has(key)) throw new InvalidRequestError(`params.${key} is not a parameter of this tool`, { field: `params.${key}` });
   }
@@ -257,7 +277,12 @@ export function paramsJsonSchema(parameters: ToolParameter[]): Record<string, un
   for (const p of parameters) {
     const prop: Record<string, unknown> =
       p.type === 'array'
-        ? { type: 'array', items: specJsonSchema(p.items!), maxItems: typeof p.max === 'number' ? p.max : MAX_ARRAY_ITEMS, ...(typeof p.min === 'number' ? { minItems: p.min } : {}) }
+        ? {
+            type: 'array',
+            items: specJsonSchema(p.items!),
+            maxItems: typeof p.max === 'number' ? p.max : MAX_ARRAY_ITEMS,
+            ...(typeof p.min === 'number' ? { minItems: p.min } : {}),
+          }
         : specJsonSchema(p as ItemSpec);
     if (p.description !== undefined) prop.description = p.description;
     if (p.default !== undefined) prop.default = p.default;

@@ -60,14 +60,19 @@ export function checkPlaceholders(placeholders: Placeholder[], parameters: ToolP
   for (const { name } of placeholders) {
     if (name.startsWith('caller.') || name === 'caller') {
       if (!(CALLER_NAMES as readonly string[]).includes(name)) {
-        throw new InvalidRequestError(`sql: :${name} is not a caller value; use :caller.email, :caller.userId or :caller.keyId`, { field: 'sql' });
+        throw new InvalidRequestError(`sql: :${name} is not a caller value; use :caller.email, :caller.userId or :caller.keyId`, {
+          field: 'sql',
+        });
       }
     } else if (!declared.has(name)) {
       throw new InvalidRequestError(`sql: :${name} is not a declared parameter`, { field: 'sql' });
     }
   }
   parameters.forEach((p, i) => {
-    if (!used.has(p.name)) throw new InvalidRequestError(`parameters[${i}] "${p.name}" is not used in the SQL as :${p.name}`, { field: `parameters[${i}].name` });
+    if (!used.has(p.name))
+      throw new InvalidRequestError(`parameters[${i}] "${p.name}" is not used in the SQL as :${p.name}`, {
+        field: `parameters[${i}].name`,
+      });
   });
 }
 
@@ -109,7 +114,10 @@ export function bindPlaceholders(
       out += `$${n}`;
     } else if (types.get(ph.name) === 'array' && values !== null) {
       const items = (value ?? []) as unknown[];
-      if (items.length === 0) throw new InvalidRequestError(`params.${ph.name} must not be empty on this engine (IN () is not SQL)`, { field: `params.${ph.name}` });
+      if (items.length === 0)
+        throw new InvalidRequestError(`params.${ph.name} must not be empty on this engine (IN () is not SQL)`, {
+          field: `params.${ph.name}`,
+        });
       out += items.map(() => '?').join(', ');
       params.push(...items);
     } else {

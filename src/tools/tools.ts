@@ -24,7 +24,15 @@ import { checkParameters, parametersSchema, paramsJsonSchema, resolveParamValues
 import { bindPlaceholders, checkPlaceholders, findPlaceholders } from './tool-sql.ts';
 
 /** The MCP server's own tools: a curated tool may not shadow one. */
-const BUILTIN_TOOL_NAMES = ['list_connections', 'list_tables', 'describe_table', 'search_objects', 'execute_query', 'get_query_history', 'generate_sql'] as const;
+const BUILTIN_TOOL_NAMES = [
+  'list_connections',
+  'list_tables',
+  'describe_table',
+  'search_objects',
+  'execute_query',
+  'get_query_history',
+  'generate_sql',
+] as const;
 
 /** The most rows a tool may return (the /query cap). */
 const TOOL_MAX_ROWS = 10_000;
@@ -123,7 +131,13 @@ async function newestRow(svc: Services, workspaceId: string, name: string): Prom
 
 /** The live (newest, not deleted) version of every tool of the workspace, by name. */
 async function liveRows(svc: Services, workspaceId: string): Promise<CuratedToolRow[]> {
-  const rows = await svc.db.selectFrom('curated_tools').selectAll().where('workspace_id', '=', workspaceId).orderBy('name').orderBy('version', 'desc').execute();
+  const rows = await svc.db
+    .selectFrom('curated_tools')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('name')
+    .orderBy('version', 'desc')
+    .execute();
   const newest = new Map<string, CuratedToolRow>();
   for (const r of rows) if (!newest.has(r.name)) newest.set(r.name, r);
   return [...newest.values()].filter((r) => r.deleted_at === null);
@@ -154,16 +168,29 @@ function authorId(author: ToolAuthor): string | null {
   return isOperator(author) ? null : author.user.id;
 }
 
-async function insertVersion(svc: Services, row: CuratedToolRow, actor: Actor, action: 'tool.created' | 'tool.updated', changes: Record<string, unknown>): Promise<void> {
+async function insertVersion(
+  svc: Services,
+  row: CuratedToolRow,
+  actor: Actor,
+  action: 'tool.created' | 'tool.updated',
+  changes: Record<string, unknown>,
+): Promise<void> {
   try {
     await inTransaction(svc.db, async (trx) => {
       await trx.insertInto('curated_tools').values(row).execute();
-      await recordAudit(trx, { workspaceId: row.workspace_id, actor, action, target: { type: 'tool', id: row.id, name: row.name }, changes });
+      await recordAudit(trx, {
+        workspaceId: row.workspace_id,
+        actor,
+        action,
+        target: { type: 'tool', id: row.id, name: row.name },
+        changes,
+      });
     });
   } catch (err) {
     // Two writers raced for the same version number: the unique index decided.
     const again = await newestRow(svc, row.workspace_id, row.name);
-    if (again && Number(again.version) >= row.version) throw new ConflictError(`Tool ${row.name} was changed at the same time; try again`, { field: 'name' });
+    if (again && Number(again.version) >= row.version)
+      throw new ConflictError(`Tool ${row.name} was changed at the same time; try again`, { field: 'name' });
     throw err;
   }
   svc.toolChanges.announce(row.workspace_id);
@@ -195,11 +222,22 @@ export async function createTool(svc: Services, author: ToolAuthor, input: Creat
     created_at: nowIso(),
     deleted_at: null,
   };
-  await insertVersion(svc, row, actor, 'tool.created', { version: row.version, connectionId: row.connection_id, parameters: parameters.map((p) => p.name), maxRows: row.max_rows });
+  await insertVersion(svc, row, actor, 'tool.created', {
+    version: row.version,
+    connectionId: row.connection_id,
+    parameters: parameters.map((p) => p.name),
+    maxRows: row.max_rows,
+  });
   return toRecord(row, true);
 }
 
-export async function updateTool(svc: Services, author: ToolAuthor, name: string, input: UpdateToolInput, actor: Actor): Promise<ToolRecord> {
+export async function updateTool(
+  svc: Services,
+  author: ToolAuthor,
+  name: string,
+  input: UpdateToolInput,
+  actor: Actor,
+): Promise<ToolRecord> {
   guard(author);
   const parsed = parseOr400(updateToolSchema, input);
   const workspaceId = authorWorkspace(author);
@@ -219,11 +257,23 @@ export async function updateTool(svc: Services, author: ToolAuthor, name: string
     created_at: nowIso(),
     deleted_at: null,
   };
-  const changed = (['description', 'connection_id', 'sql', 'parameters', 'max_rows'] as const).filter((k) => String(next[k]) !== String(current[k]));
+  const changed = (['description', 'connection_id', 'sql', 'parameters', 'max_rows'] as const).filter(
+    (k) => String(next[k]) !== String(current[k]),
+  );
   if (changed.length === 0) throw new InvalidRequestError('Nothing to change: give at least one field with a new value');
   await validateDefinition(svc, connection, next.sql, JSON.parse(next.parameters) as ToolParameter[]);
-  const fieldNames = { description: 'description', connection_id: 'connectionId', sql: 'sql', parameters: 'parameters', max_rows: 'maxRows' } as const;
-  await insertVersion(svc, next, actor, 'tool.updated', { fields: changed.map((k) => fieldNames[k]), version: next.version, previousVersion: Number(current.version) });
+  const fieldNames = {
+    description: 'description',
+    connection_id: 'connectionId',
+    sql: 'sql',
+    parameters: 'parameters',
+    max_rows: 'maxRows',
+  } as const;
+  await insertVersion(svc, next, actor, 'tool.updated', {
+    fields: changed.map((k) => fieldNames[k]),
+    version: next.version,
+    previousVersion: Number(current.version),
+  });
   return toRecord(next, true);
 }
 
@@ -234,8 +284,19 @@ export async function deleteTool(svc: Services, author: ToolAuthor, name: string
   if (!current || current.deleted_at !== null) throw new ToolNotFoundError();
   const deletedAt = nowIso();
   await inTransaction(svc.db, async (trx) => {
-    await trx.updateTable('curated_tools').set({ deleted_at: deletedAt }).where('id', '=', current.id).where('deleted_at', 'is', null).execute();
-    await recordAudit(trx, { workspaceId, actor, action: 'tool.deleted', target: { type: 'tool', id: current.id, name }, changes: { version: Number(current.version) } });
+    await trx
+      .updateTable('curated_tools')
+      .set({ deleted_at: deletedAt })
+      .where('id', '=', current.id)
+      .where('deleted_at', 'is', null)
+      .execute();
+    await recordAudit(trx, {
+      workspaceId,
+      actor,
+      action: 'tool.deleted',
+      target: { type: 'tool', id: current.id, name },
+      changes: { version: Number(current.version) },
+    });
   });
   svc.toolChanges.announce(workspaceId);
   return toRecord({ ...current, deleted_at: deletedAt }, true);
@@ -276,7 +337,8 @@ async function liveRowFor(svc: Services, principal: Principal, name: string): Pr
   if (!row || row.deleted_at !== null) throw new ToolNotFoundError();
   const grants = await connectionGrants(svc, principal.workspace.id);
   const everyone = grants.get(row.connection_id);
-  if (everyone === undefined || !(await userMayUse(svc, principal, { id: row.connection_id, grants_everyone: everyone }))) throw new ToolNotFoundError();
+  if (everyone === undefined || !(await userMayUse(svc, principal, { id: row.connection_id, grants_everyone: everyone })))
+    throw new ToolNotFoundError();
   assertKeyAllowsTool(principal, name);
   return row;
 }
@@ -303,7 +365,14 @@ export async function runTool(
   const result = await runQuery(
     svc,
     principal,
-    { connectionId: connection.id, sql: bound.sql, params: bound.params, maxRows: Number(row.max_rows), timeoutMs: DEFAULT_STATEMENT_TIMEOUT_MS, rowFormat: 'arrays' },
+    {
+      connectionId: connection.id,
+      sql: bound.sql,
+      params: bound.params,
+      maxRows: Number(row.max_rows),
+      timeoutMs: DEFAULT_STATEMENT_TIMEOUT_MS,
+      rowFormat: 'arrays',
+    },
     { ...opts, tool },
   );
   return { ...result, tool };

@@ -14,7 +14,13 @@ import { getUserRow, type Role } from './users.ts';
 import { getWorkspace, type Plan } from './workspaces.ts';
 import { effectiveRole, parseStoredScope, type KeyScope } from '../access/scope.ts';
 import { cliActor, inTransaction, recordAudit, SYSTEM_ACTOR, type Actor } from '../audit/audit.ts';
-import { resolveExpiry, resolveKeyScope, type KeyCeiling, type KeyLifetimeRequest, type KeyScopeRequest } from '../access/key-scope-input.ts';
+import {
+  resolveExpiry,
+  resolveKeyScope,
+  type KeyCeiling,
+  type KeyLifetimeRequest,
+  type KeyScopeRequest,
+} from '../access/key-scope-input.ts';
 
 export interface ApiKey {
   id: string;
@@ -119,7 +125,11 @@ export async function createApiKey(
 ): Promise<{ apiKey: ApiKey; secret: string }> {
   const name = input.name.trim();
   if (!name || name.length > 100) throw new InvalidRequestError('name must be 1-100 characters', { field: 'name' });
-  const ws = await db.selectFrom('workspaces').select(['id', 'max_key_days']).where('slug', '=', input.workspace.toLowerCase()).executeTakeFirst();
+  const ws = await db
+    .selectFrom('workspaces')
+    .select(['id', 'max_key_days'])
+    .where('slug', '=', input.workspace.toLowerCase())
+    .executeTakeFirst();
   const user = await getUserRow(db, input.workspace, input.email);
   const scope = await resolveKeyScope(db, user, input.scope ?? {}, ceiling);
   const expiresAt = resolveExpiry(input, ws?.max_key_days ?? null, ceiling);
@@ -179,7 +189,13 @@ export async function revokeApiKey(db: Kysely<Database>, workspace: string, keyI
   const revokedAt = nowIso();
   await inTransaction(db, async (trx) => {
     await trx.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
-    await recordAudit(trx, { workspaceId: ws.id, actor, action: 'key.revoked', target: { type: 'key', id: row.id, name: row.name }, changes: { user: row.email } });
+    await recordAudit(trx, {
+      workspaceId: ws.id,
+      actor,
+      action: 'key.revoked',
+      target: { type: 'key', id: row.id, name: row.name },
+      changes: { user: row.email },
+    });
   });
   return toApiKey({ ...row, revoked_at: revokedAt }, row.email);
 }
@@ -208,22 +224,23 @@ export async function deleteRevokedApiKey(db: Kysely<Database>, workspace: strin
 export async function authenticateKey(db: Kysely<Database>, presented: string | undefined | null, memo?: Memo): Promise<Principal> {
   if (!presented || !isWellFormedKey(presented)) throw new InvalidApiKeyError();
   const hash = hashKey(presented);
-  const lookup = () => db
-    .selectFrom('api_keys as k')
-    .innerJoin('users as u', 'u.id', 'k.user_id')
-    .innerJoin('workspaces as w', 'w.id', 'k.workspace_id')
-    .select([
-      'k.id as keyId',
-      'k.name as keyName',
-      'k.hash as hash',
-      'k.revoked_at as revokedAt',
-      'k.last_used_at as lastUsedAt',
-      'k.scope as scope',
-      'k.expires_at as expiresAt',
-      ...PRINCIPAL_COLUMNS,
-    ])
-    .where('k.hash', '=', hash)
-    .executeTakeFirst();
+  const lookup = () =>
+    db
+      .selectFrom('api_keys as k')
+      .innerJoin('users as u', 'u.id', 'k.user_id')
+      .innerJoin('workspaces as w', 'w.id', 'k.workspace_id')
+      .select([
+        'k.id as keyId',
+        'k.name as keyName',
+        'k.hash as hash',
+        'k.revoked_at as revokedAt',
+        'k.last_used_at as lastUsedAt',
+        'k.scope as scope',
+        'k.expires_at as expiresAt',
+        ...PRINCIPAL_COLUMNS,
+      ])
+      .where('k.hash', '=', hash)
+      .executeTakeFirst();
   const row = memo ? await memo(`key:${hash}`, lookup) : await lookup();
   // The look-up is by hash, so its timing says nothing about the secret; the constant-time
   // compare guards against a store that matched loosely (collation, trailing spaces).
@@ -236,7 +253,11 @@ export async function authenticateKey(db: Kysely<Database>, presented: string | 
   }
   if ((!row.lastUsedAt || Date.now() - Date.parse(row.lastUsedAt) > LAST_USED_RESOLUTION_MS) && lastUsedWriteDue(row.keyId)) {
     // Fire and forget: a failed bookkeeping write must not fail the request.
-    db.updateTable('api_keys').set({ last_used_at: nowIso() }).where('id', '=', row.keyId).execute().catch(() => {});
+    db.updateTable('api_keys')
+      .set({ last_used_at: nowIso() })
+      .where('id', '=', row.keyId)
+      .execute()
+      .catch(() => {});
   }
   return toPrincipal(row, { id: row.keyId, name: row.keyName, scope: parseStoredScope(row.scope), expiresAt: row.expiresAt });
 }
@@ -247,7 +268,12 @@ export async function authenticateKey(db: Kysely<Database>, presented: string | 
  * the same 401 whether or not the bookkeeping lands. */
 function auditExpiry(db: Kysely<Database>, row: { keyId: string; keyName: string; workspaceId: string; expiresAt: string | null }): void {
   inTransaction(db, async (trx) => {
-    const result = await trx.updateTable('api_keys').set({ expiry_audited: 1 }).where('id', '=', row.keyId).where('expiry_audited', '=', 0).executeTakeFirst();
+    const result = await trx
+      .updateTable('api_keys')
+      .set({ expiry_audited: 1 })
+      .where('id', '=', row.keyId)
+      .where('expiry_audited', '=', 0)
+      .executeTakeFirst();
     if (Number(result.numUpdatedRows ?? 0) === 0) return;
     await recordAudit(trx, {
       workspaceId: row.workspaceId,

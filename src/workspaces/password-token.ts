@@ -36,7 +36,13 @@ export async function issuePasswordToken(db: Kysely<Database>, workspace: string
     await trx.deleteFrom('password_tokens').where('user_id', '=', row.id).execute();
     await trx
       .insertInto('password_tokens')
-      .values({ token_hash: hashToken(token), workspace_id: row.workspace_id, user_id: row.id, created_at: new Date(now).toISOString(), expires_at: expiresAt })
+      .values({
+        token_hash: hashToken(token),
+        workspace_id: row.workspace_id,
+        user_id: row.id,
+        created_at: new Date(now).toISOString(),
+        expires_at: expiresAt,
+      })
       .execute();
   });
   return { token, expiresAt, user: toUser(row) };

@@ -122,14 +122,25 @@ export async function setUserRole(db: Kysely<Database>, workspace: string, email
 }
 
 /** Audited as `user.disabled` / `user.enabled` when the state actually flips. */
-export async function setUserDisabled(db: Kysely<Database>, workspace: string, email: string, disabled: boolean, actor: Actor): Promise<User> {
+export async function setUserDisabled(
+  db: Kysely<Database>,
+  workspace: string,
+  email: string,
+  disabled: boolean,
+  actor: Actor,
+): Promise<User> {
   const row = await getUserRow(db, workspace, email);
   const now = nowIso();
   const updated = { disabled_at: disabled ? (row.disabled_at ?? now) : null, updated_at: now };
   await inTransaction(db, async (trx) => {
     await trx.updateTable('users').set(updated).where('id', '=', row.id).execute();
     if ((row.disabled_at !== null) === disabled) return;
-    await recordAudit(trx, { workspaceId: row.workspace_id, actor, action: disabled ? 'user.disabled' : 'user.enabled', target: userTarget(row) });
+    await recordAudit(trx, {
+      workspaceId: row.workspace_id,
+      actor,
+      action: disabled ? 'user.disabled' : 'user.enabled',
+      target: userTarget(row),
+    });
   });
   return toUser({ ...row, ...updated });
 }

@@ -24,7 +24,9 @@ export async function getWorkspaceSettings(db: Kysely<Database>, slug: string): 
 
 export async function setMaxKeyDays(db: Kysely<Database>, slug: string, days: number | null, actor: Actor): Promise<WorkspaceSettings> {
   if (days !== null && (!Number.isInteger(days) || days < 1 || days > MAX_KEY_DAYS_LIMIT)) {
-    throw new InvalidRequestError(`maxKeyDays must be an integer from 1 to ${MAX_KEY_DAYS_LIMIT}, or null for no limit`, { field: 'maxKeyDays' });
+    throw new InvalidRequestError(`maxKeyDays must be an integer from 1 to ${MAX_KEY_DAYS_LIMIT}, or null for no limit`, {
+      field: 'maxKeyDays',
+    });
   }
   const before = await getWorkspaceSettings(db, slug);
   const ws = await getWorkspace(db, slug);

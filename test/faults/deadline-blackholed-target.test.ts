@@ -51,7 +51,11 @@ async function proxiedConnection(name: string, maxConnections = 4): Promise<TcpP
   return proxy;
 }
 
-async function read(connectionId: string, sql = 'SELECT 1 AS one', timeoutMs = TIMEOUT_MS): Promise<{ status: number; code: string | undefined; ms: number }> {
+async function read(
+  connectionId: string,
+  sql = 'SELECT 1 AS one',
+  timeoutMs = TIMEOUT_MS,
+): Promise<{ status: number; code: string | undefined; ms: number }> {
   const start = performance.now();
   const res = await h.call('POST', '/api/query', h.readerKey, { connectionId, sql, timeoutMs });
   return { status: res.status, code: res.body?.code, ms: performance.now() - start };
@@ -102,7 +106,9 @@ describe('a read with timeoutMs 2000 answers 504 within ~2.5 s on a silently dea
     const proxy = await proxiedConnection('bh-connect');
     await warm('bh-connect', "SELECT 'bh-connect-warm'");
     // The server ends the pooled backends; the pool drops them, so the next read must connect.
-    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'dbq' AND query LIKE '%bh-connect-warm%'");
+    await admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'dbq' AND query LIKE '%bh-connect-warm%'",
+    );
     // Nothing outside the pool says it has dropped them: a moment for the sockets' ends to arrive.
     await sleep(100);
     proxy.blackhole();
@@ -117,7 +123,9 @@ describe('a read with timeoutMs 2000 answers 504 within ~2.5 s on a silently dea
     proxy.blackhole();
     // The second read is sent just after the first, which takes the one slot first.
     const [first, second] = await Promise.all([read('bh-slot'), sleep(50).then(() => read('bh-slot'))]);
-    console.log(`pool full: first ${first.status} after ${Math.round(first.ms)} ms, second ${second.status} ${second.code} after ${Math.round(second.ms)} ms`);
+    console.log(
+      `pool full: first ${first.status} after ${Math.round(first.ms)} ms, second ${second.status} ${second.code} after ${Math.round(second.ms)} ms`,
+    );
     expectTimedOutInTime(first);
     expectTimedOutInTime(second);
   });

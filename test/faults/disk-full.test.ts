@@ -101,7 +101,9 @@ describe.skipIf(!mountable)("dbq's store on a full disk", () => {
     disk.fill();
     const answers = [];
     for (let i = 0; i < 5; i++) {
-      answers.push(await h.call('POST', '/api/query', h.readerKey, { connectionId: 'roomy', sql: `SELECT ${i} AS n /* ${'x'.repeat(20_000)} */` }));
+      answers.push(
+        await h.call('POST', '/api/query', h.readerKey, { connectionId: 'roomy', sql: `SELECT ${i} AS n /* ${'x'.repeat(20_000)} */` }),
+      );
     }
     expect(answers.map((a) => a.status)).not.toContain(500);
     // Readiness reads only: a full disk does not take the process out of the balancer.
@@ -114,7 +116,11 @@ describe.skipIf(!mountable)("dbq's store on a full disk", () => {
       details: { where: 'store' },
     });
 
-    const write = await h.call('POST', '/api/query', h.adminKey, { connectionId: 'roomy', sql: 'INSERT INTO t (v) VALUES (?)', params: ['never'] });
+    const write = await h.call('POST', '/api/query', h.adminKey, {
+      connectionId: 'roomy',
+      sql: 'INSERT INTO t (v) VALUES (?)',
+      params: ['never'],
+    });
     expect(write.status, JSON.stringify(write.body)).toBe(507);
     expect(write.body.code).toBe('storage_full');
     // A write's history entry is written before it runs: with no room for it, nothing ran.
@@ -156,7 +162,11 @@ describe.skipIf(!mountable)("a SQLite connection's file on a full disk", () => {
   it('an INSERT answers 507 storage_full naming the database, its history says so, and with space again it works', async () => {
     disk.fill();
     const big = 'y'.repeat(90_000);
-    const full = await h.call('POST', '/api/query', h.adminKey, { connectionId: 'cramped', sql: 'INSERT INTO t (v) VALUES (?)', params: [big] });
+    const full = await h.call('POST', '/api/query', h.adminKey, {
+      connectionId: 'cramped',
+      sql: 'INSERT INTO t (v) VALUES (?)',
+      params: [big],
+    });
     expect(full.status, JSON.stringify(full.body)).toBe(507);
     expect(full.body).toMatchObject({
       code: 'storage_full',
@@ -173,7 +183,11 @@ describe.skipIf(!mountable)("a SQLite connection's file on a full disk", () => {
     expect(read.body.data.rows).toEqual([[0]]);
 
     disk.free();
-    const after = await h.call('POST', '/api/query', h.adminKey, { connectionId: 'cramped', sql: 'INSERT INTO t (v) VALUES (?)', params: [big] });
+    const after = await h.call('POST', '/api/query', h.adminKey, {
+      connectionId: 'cramped',
+      sql: 'INSERT INTO t (v) VALUES (?)',
+      params: [big],
+    });
     expect(after.status, JSON.stringify(after.body)).toBe(200);
     expect(after.body.data.affectedRows).toBe(1);
   });

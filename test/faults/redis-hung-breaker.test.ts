@@ -51,7 +51,13 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
 
 const listConnections = () => h.call('GET', '/w/other/api/connections', h.otherKey);
 const unknownSession = () =>
-  h.call('POST', '/w/other/mcp', h.otherKey, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': randomUUID(), accept: 'application/json, text/event-stream' });
+  h.call(
+    'POST',
+    '/w/other/mcp',
+    h.otherKey,
+    { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    { 'mcp-session-id': randomUUID(), accept: 'application/json, text/event-stream' },
+  );
 
 function summary(ms: number[]): string {
   const sorted = [...ms].sort((a, b) => a - b);

@@ -19,7 +19,8 @@ afterAll(async () => {
   await rig?.close();
 });
 
-const query = (sql: string, params: unknown[] = []) => http('POST', `${rig.dbq.url}/api/query`, rig.key, { connectionId: 'pg', sql, params });
+const query = (sql: string, params: unknown[] = []) =>
+  http('POST', `${rig.dbq.url}/api/query`, rig.key, { connectionId: 'pg', sql, params });
 const alive = () => rig.dbq.child.exitCode === null && rig.dbq.child.signalCode === null;
 const describeAnswers = (as: Answer[]) => JSON.stringify(as.map((a) => [a.kind, a.status, a.code, Math.round(a.ms)]));
 
@@ -39,14 +40,21 @@ describe('the store goes away', () => {
     await rig.cluster.start();
     // Requests succeed again without a restart of dbq.
     await eventually('a 200 after the store came back', async () => (await query('SELECT 1')).status === 200, 10_000);
-    await eventually('the load answered 200 again', async () => load.answers.some((a) => a.start > restartedAt && a.status === 200), 10_000);
+    await eventually(
+      'the load answered 200 again',
+      async () => load.answers.some((a) => a.start > restartedAt && a.status === 200),
+      10_000,
+    );
     const answers = await load.stop();
     expect(alive()).toBe(true);
 
     const failed = answers.filter((a) => a.status !== 200);
     expect(failed.length, 'the outage was seen').toBeGreaterThan(0);
     // Every failure is the retryable 503, never a 500 or a dropped connection.
-    expect(failed.filter((a) => a.status !== 503 || a.code !== 'store_unavailable' || a.retryAfter !== '1'), describeAnswers(failed)).toEqual([]);
+    expect(
+      failed.filter((a) => a.status !== 503 || a.code !== 'store_unavailable' || a.retryAfter !== '1'),
+      describeAnswers(failed),
+    ).toEqual([]);
     // Fast: the store is known down, nothing waits for a connect timeout. (A request in
     // flight when it stopped fails when its next store step does.)
     expect(Math.max(...failed.filter((a) => a.start >= stoppedAt).map((a) => a.ms)), describeAnswers(failed)).toBeLessThan(1_000);
@@ -67,7 +75,8 @@ describe('the store goes away', () => {
     expect(lost.missingInHistory).toEqual([]);
     // A write answered "it ran" did run.
     const ran = failed.filter((a) => a.kind === 'write' && a.statementRan === true).map((a) => a.value);
-    if (ran.length > 0) expect((await rig.targetQuery(`SELECT n FROM ${rig.table} WHERE n = ANY($1::bigint[])`, [ran])).length).toBe(ran.length);
+    if (ran.length > 0)
+      expect((await rig.targetQuery(`SELECT n FROM ${rig.table} WHERE n = ANY($1::bigint[])`, [ran])).length).toBe(ran.length);
     // One warning when it went, one line when it came back.
     expect(rig.dbq.logs.some((l) => String(l.msg).startsWith('store unavailable'))).toBe(true);
     expect(rig.dbq.logs.some((l) => l.msg === 'store available again')).toBe(true);
@@ -82,7 +91,11 @@ describe('the store goes away', () => {
     const res = await pending;
     expect(res.status, JSON.stringify(res.body)).toBe(503);
     expect(res.headers.get('retry-after')).toBe('1');
-    expect(res.body).toMatchObject({ success: false, code: 'store_unavailable', details: { statementRan: true, queryId: expect.stringMatching(/^q_/) } });
+    expect(res.body).toMatchObject({
+      success: false,
+      code: 'store_unavailable',
+      details: { statementRan: true, queryId: expect.stringMatching(/^q_/) },
+    });
     expect(alive()).toBe(true);
     await rig.cluster.start();
     // The statement ran on the target; the history says it was sent and never completed.
@@ -94,7 +107,9 @@ describe('the store goes away', () => {
       const r = await http('GET', `${rig.dbq.url}/api/query/history?status=running&search=${marker}`, rig.key);
       return r.status === 200 ? r : false;
     });
-    expect(listed.body.data.entries).toEqual([expect.objectContaining({ queryId: res.body.details.queryId, status: 'running', statementType: 'INSERT' })]);
+    expect(listed.body.data.entries).toEqual([
+      expect.objectContaining({ queryId: res.body.details.queryId, status: 'running', statementType: 'INSERT' }),
+    ]);
   }, 60_000);
 
   it('a write refused before it runs says statementRan: false, and nothing ran', async () => {

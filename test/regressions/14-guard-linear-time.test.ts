@@ -23,7 +23,6 @@ const ADVERSARIAL: Record<string, string> = {
   '10k calls': 'SELECT ' + Array.from({ length: 9_000 }, () => 'lower(a)').join(','),
 };
 
-
 describe('statement splitting is linear', () => {
   it('lexes and splits 30,000 empty statements in under 400 ms on every dialect', () => {
     // The best of three runs. This tells linear from quadratic, it is not a benchmark (bench:guard

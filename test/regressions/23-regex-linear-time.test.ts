@@ -37,16 +37,26 @@ describe('the SQLite runner reads comment gaps once', () => {
 
   it('500 comments before a SELECT answer at once (2^500 ways to read them before)', async () => {
     const started = performance.now();
-    const res = await h.call('POST', '/api/query', h.readerKey, { connectionId: 'gaps', sql: '/**/'.repeat(500) + 'SELECT a FROM t', timeoutMs: 10_000 });
+    const res = await h.call('POST', '/api/query', h.readerKey, {
+      connectionId: 'gaps',
+      sql: '/**/'.repeat(500) + 'SELECT a FROM t',
+      timeoutMs: 10_000,
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.data.rows).toEqual([[1]]);
     expect(performance.now() - started).toBeLessThan(3_000);
   }, 30_000);
 
   it('comments still count as blanks: EXPLAIN /* … */ QUERY PLAN and a PRAGMA in query form', async () => {
-    const plan = await h.call('POST', '/api/query', h.readerKey, { connectionId: 'gaps', sql: 'EXPLAIN /* a */ /**/ QUERY -- b\n PLAN SELECT a FROM t' });
+    const plan = await h.call('POST', '/api/query', h.readerKey, {
+      connectionId: 'gaps',
+      sql: 'EXPLAIN /* a */ /**/ QUERY -- b\n PLAN SELECT a FROM t',
+    });
     expect(plan.status, JSON.stringify(plan.body)).toBe(200);
-    const pragma = await h.call('POST', '/api/query', h.readerKey, { connectionId: 'gaps', sql: 'PRAGMA /* x */ main . table_info ( t ) ;  ' });
+    const pragma = await h.call('POST', '/api/query', h.readerKey, {
+      connectionId: 'gaps',
+      sql: 'PRAGMA /* x */ main . table_info ( t ) ;  ',
+    });
     expect(pragma.status, JSON.stringify(pragma.body)).toBe(200);
   });
 });

@@ -26,12 +26,71 @@ export function shopContext(): SchemaContext {
   return {
     engine: 'sqlite',
     tables: [
-      table('categories', [['id', 'INTEGER', true], ['name', 'VARCHAR(100)'], ['description', 'VARCHAR(255)']]),
-      table('products', [['id', 'INTEGER', true], ['name', 'VARCHAR(200)'], ['category_id', 'INTEGER'], ['price', 'NUMERIC(10,2)'], ['stock', 'INTEGER'], ['created_at', 'TIMESTAMP']], [['category_id', 'categories']]),
-      table('customers', [['id', 'INTEGER', true], ['first_name', 'VARCHAR(100)'], ['last_name', 'VARCHAR(100)'], ['email', 'VARCHAR(255)'], ['city', 'VARCHAR(100)'], ['country', 'VARCHAR(100)'], ['created_at', 'TIMESTAMP']]),
-      table('orders', [['id', 'INTEGER', true], ['customer_id', 'INTEGER'], ['status', 'VARCHAR(20)'], ['ordered_at', 'TIMESTAMP'], ['total', 'NUMERIC(10,2)']], [['customer_id', 'customers']]),
-      table('order_items', [['id', 'INTEGER', true], ['order_id', 'INTEGER'], ['product_id', 'INTEGER'], ['quantity', 'INTEGER'], ['unit_price', 'NUMERIC(10,2)']], [['order_id', 'orders'], ['product_id', 'products']]),
-      table('reviews', [['id', 'INTEGER', true], ['product_id', 'INTEGER'], ['customer_id', 'INTEGER'], ['rating', 'INTEGER'], ['created_at', 'TIMESTAMP']], [['product_id', 'products'], ['customer_id', 'customers']]),
+      table('categories', [
+        ['id', 'INTEGER', true],
+        ['name', 'VARCHAR(100)'],
+        ['description', 'VARCHAR(255)'],
+      ]),
+      table(
+        'products',
+        [
+          ['id', 'INTEGER', true],
+          ['name', 'VARCHAR(200)'],
+          ['category_id', 'INTEGER'],
+          ['price', 'NUMERIC(10,2)'],
+          ['stock', 'INTEGER'],
+          ['created_at', 'TIMESTAMP'],
+        ],
+        [['category_id', 'categories']],
+      ),
+      table('customers', [
+        ['id', 'INTEGER', true],
+        ['first_name', 'VARCHAR(100)'],
+        ['last_name', 'VARCHAR(100)'],
+        ['email', 'VARCHAR(255)'],
+        ['city', 'VARCHAR(100)'],
+        ['country', 'VARCHAR(100)'],
+        ['created_at', 'TIMESTAMP'],
+      ]),
+      table(
+        'orders',
+        [
+          ['id', 'INTEGER', true],
+          ['customer_id', 'INTEGER'],
+          ['status', 'VARCHAR(20)'],
+          ['ordered_at', 'TIMESTAMP'],
+          ['total', 'NUMERIC(10,2)'],
+        ],
+        [['customer_id', 'customers']],
+      ),
+      table(
+        'order_items',
+        [
+          ['id', 'INTEGER', true],
+          ['order_id', 'INTEGER'],
+          ['product_id', 'INTEGER'],
+          ['quantity', 'INTEGER'],
+          ['unit_price', 'NUMERIC(10,2)'],
+        ],
+        [
+          ['order_id', 'orders'],
+          ['product_id', 'products'],
+        ],
+      ),
+      table(
+        'reviews',
+        [
+          ['id', 'INTEGER', true],
+          ['product_id', 'INTEGER'],
+          ['customer_id', 'INTEGER'],
+          ['rating', 'INTEGER'],
+          ['created_at', 'TIMESTAMP'],
+        ],
+        [
+          ['product_id', 'products'],
+          ['customer_id', 'customers'],
+        ],
+      ),
     ],
     samples: {
       'orders.status': ['pending', 'paid', 'shipped', 'delivered', 'canceled'],

@@ -123,7 +123,11 @@ export async function startBrowserHarness(opts: {
   await ensureWebBuild();
   const h = await createHarness();
   if (opts.withReaderAndSample) {
-    await h.svc.db.updateTable('users').set({ password_hash: await hashPassword(READER.password) }).where('email', '=', READER.email).execute();
+    await h.svc.db
+      .updateTable('users')
+      .set({ password_hash: await hashPassword(READER.password) })
+      .where('email', '=', READER.email)
+      .execute();
     await ensureSample(h.svc);
   }
   let browser: Browser | undefined;

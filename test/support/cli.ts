@@ -11,9 +11,16 @@ export interface CliOutcome {
   stderr: string;
 }
 
-export async function runDbq(dataDir: string, args: string[], opts: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliOutcome> {
+export async function runDbq(
+  dataDir: string,
+  args: string[],
+  opts: { env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<CliOutcome> {
   try {
-    const { stdout, stderr } = await run('./bin/dbq', args, { env: { ...process.env, DBQ_DATA_DIR: dataDir, ...opts.env }, timeout: opts.timeoutMs ?? 30_000 });
+    const { stdout, stderr } = await run('./bin/dbq', args, {
+      env: { ...process.env, DBQ_DATA_DIR: dataDir, ...opts.env },
+      timeout: opts.timeoutMs ?? 30_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };

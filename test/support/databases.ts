@@ -27,4 +27,3 @@ export async function freshPostgresDatabase(): Promise<{ url: string; drop(): Pr
     },
   };
 }
-

@@ -87,7 +87,11 @@ export async function provisionAdmin(
     await createUser(svc.db, { workspace: 'default', email: opts.email, role: 'admin' }, cliActor());
     const key = (await createApiKey(svc.db, { workspace: 'default', email: opts.email, name: opts.keyName })).secret;
     const ws = await getWorkspace(svc.db, 'default');
-    const connection = { name: 'pg', url: opts.targetUrl ?? PG_URL, ...(opts.maxConnections === undefined ? {} : { maxConnections: opts.maxConnections }) };
+    const connection = {
+      name: 'pg',
+      url: opts.targetUrl ?? PG_URL,
+      ...(opts.maxConnections === undefined ? {} : { maxConnections: opts.maxConnections }),
+    };
     await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: svc.config.sqliteDir }, ws.id, connection, cliActor());
     return key;
   } finally {
@@ -150,7 +154,18 @@ export function startLoad(opts: LoadOptions): LoadHandle {
         };
       } catch (err) {
         const e = err as { name?: string; cause?: { code?: string } };
-        answer = { kind, status: 0, code: null, retryAfter: null, start, ms: performance.now() - start, queryId: null, value, statementRan: undefined, error: e.cause?.code ?? e.name };
+        answer = {
+          kind,
+          status: 0,
+          code: null,
+          retryAfter: null,
+          start,
+          ms: performance.now() - start,
+          queryId: null,
+          value,
+          statementRan: undefined,
+          error: e.cause?.code ?? e.name,
+        };
       }
       answers.push(answer);
       // Pacing, not a wait for anything: an answer that came at once must not turn the loop into
@@ -158,7 +173,10 @@ export function startLoad(opts: LoadOptions): LoadHandle {
       if (answer.status !== 200 || opts.pauseMs) await new Promise((r) => setTimeout(r, Math.max(20, opts.pauseMs ?? 0)));
     }
   };
-  const loops = [...Array.from({ length: opts.readers }, (_, i) => loop('read', i)), ...Array.from({ length: opts.writers }, (_, i) => loop('write', opts.readers + i))];
+  const loops = [
+    ...Array.from({ length: opts.readers }, (_, i) => loop('read', i)),
+    ...Array.from({ length: opts.writers }, (_, i) => loop('write', opts.readers + i)),
+  ];
   return {
     answers,
     async stop() {
@@ -241,17 +259,41 @@ export async function eventually<T>(what: string, check: () => Promise<T | false
 
 /** Waits until the target runs a statement holding `marker` (sent, not finished). */
 export function statementRunning(rig: StoreRig, marker: string): Promise<true> {
-  return eventually(`the statement ${marker} on the target`, async () =>
-    (await rig.targetQuery(`SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1 AND pid <> pg_backend_pid()`, [`%${marker}%`])).length > 0 || false, 10_000);
+  return eventually(
+    `the statement ${marker} on the target`,
+    async () =>
+      (
+        await rig.targetQuery(`SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1 AND pid <> pg_backend_pid()`, [
+          `%${marker}%`,
+        ])
+      ).length > 0 || false,
+    10_000,
+  );
 }
 
 /** Acknowledged writes (answered 200) missing from the target table or from the history as
  * `succeeded`; must be none. */
-export async function lostAcknowledgedWrites(rig: StoreRig, answers: Answer[]): Promise<{ acknowledged: number; missingInTarget: number[]; missingInHistory: string[] }> {
+export async function lostAcknowledgedWrites(
+  rig: StoreRig,
+  answers: Answer[],
+): Promise<{ acknowledged: number; missingInTarget: number[]; missingInHistory: string[] }> {
   const acked = answers.filter((a) => a.kind === 'write' && a.status === 200);
   const values = acked.map((a) => a.value!);
-  const present = new Set((await rig.targetQuery<{ n: string }>(`SELECT n FROM ${rig.table} WHERE n = ANY($1::bigint[])`, [values])).map((r) => Number(r.n)));
+  const present = new Set(
+    (await rig.targetQuery<{ n: string }>(`SELECT n FROM ${rig.table} WHERE n = ANY($1::bigint[])`, [values])).map((r) => Number(r.n)),
+  );
   const ids = acked.map((a) => a.queryId!);
-  const recorded = new Set((await rig.storeQuery<{ query_id: string }>(`SELECT query_id FROM query_history WHERE status = 'succeeded' AND query_id = ANY($1::text[])`, [ids])).map((r) => r.query_id));
-  return { acknowledged: acked.length, missingInTarget: values.filter((v) => !present.has(v)), missingInHistory: ids.filter((id) => !recorded.has(id)) };
+  const recorded = new Set(
+    (
+      await rig.storeQuery<{ query_id: string }>(
+        `SELECT query_id FROM query_history WHERE status = 'succeeded' AND query_id = ANY($1::text[])`,
+        [ids],
+      )
+    ).map((r) => r.query_id),
+  );
+  return {
+    acknowledged: acked.length,
+    missingInTarget: values.filter((v) => !present.has(v)),
+    missingInHistory: ids.filter((id) => !recorded.has(id)),
+  };
 }

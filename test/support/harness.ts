@@ -29,7 +29,13 @@ export interface Harness {
   otherKey: string;
   close(): Promise<void>;
   /** inject() with the Bearer header and JSON body. */
-  call(method: string, url: string, key: string | null, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
+  call(
+    method: string,
+    url: string,
+    key: string | null,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
 }
 
 /** DBQ_SQLITE_DIR/<slug>/, created if need be: the only place a workspace's `sqlite:<file>`
@@ -44,9 +50,7 @@ export async function createHarness(env: Record<string, string> = {}, opts: { lo
   const dataDir = tempDir();
   const config = loadConfig({ DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: opts.logs ? 'info' : 'silent', ...env });
   fs.mkdirSync(config.sqliteDir, { recursive: true });
-  const destination = opts.logs
-    ? { write: (line: string) => void opts.logs!.push(line) }
-    : undefined;
+  const destination = opts.logs ? { write: (line: string) => void opts.logs!.push(line) } : undefined;
   const svc = await createServices(config, { logger: createLogger(config.logLevel, destination as any) });
   await ensureDefaultWorkspace(svc.db);
   // Suites that replay dozens of statements must not trip the free plan's 60 requests per
@@ -77,7 +81,11 @@ export async function createHarness(env: Record<string, string> = {}, opts: { lo
       const res = await app.inject({
         method: method as any,
         url,
-        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}), ...headers },
+        headers: {
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
         payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       });
       let parsed: unknown = res.body;

@@ -86,7 +86,11 @@ export async function loopHeldDuring(work: () => Promise<unknown>, opts: { histo
  * of `origin`/healthz polled over HTTP meanwhile. Best of five, stopping at the first under
  * `limitMs`: another test file on the same two cores can deschedule this process, while the
  * holds these tests were written for happened every time. */
-export async function heldBesideHealthz(origin: string, limitMs: number, work: () => Promise<unknown>): Promise<{ loopMs: number; healthMs: number }> {
+export async function heldBesideHealthz(
+  origin: string,
+  limitMs: number,
+  work: () => Promise<unknown>,
+): Promise<{ loopMs: number; healthMs: number }> {
   let best = { loopMs: Infinity, healthMs: Infinity };
   for (let attempt = 0; attempt < 5 && best.loopMs >= limitMs; attempt++) {
     let polling = true;

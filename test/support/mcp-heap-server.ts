@@ -36,7 +36,12 @@ await setWorkspacePlan(svc.db, 'default', 'enterprise', cliActor());
 await createUser(svc.db, { workspace: 'default', email: 'heap@dbq.test', role: 'admin' }, cliActor());
 const { secret: key } = await createApiKey(svc.db, { workspace: 'default', email: 'heap@dbq.test', name: 'heap' });
 const ws = await getWorkspace(svc.db, 'default');
-await createConnection({ db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir }, ws.id, { name: 'pg', url: pgUrl }, cliActor());
+await createConnection(
+  { db: svc.db, secretBox: svc.secretBox, sqliteDir: config.sqliteDir },
+  ws.id,
+  { name: 'pg', url: pgUrl },
+  cliActor(),
+);
 const app = await buildApp(svc, frontDoors());
 const origin = await app.listen({ port: 0, host: '127.0.0.1' });
 

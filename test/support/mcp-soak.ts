@@ -100,7 +100,13 @@ export async function connectSoakClient(transport: SoakTransport, origin: string
 }
 
 /** `n` sequential `execute_query` calls with `args`; `onEvery(done)` after each `every` calls. */
-export async function soak(client: Client, n: number, args: Record<string, unknown>, every: number, onEvery: (done: number) => Promise<void>): Promise<void> {
+export async function soak(
+  client: Client,
+  n: number,
+  args: Record<string, unknown>,
+  every: number,
+  onEvery: (done: number) => Promise<void>,
+): Promise<void> {
   for (let i = 1; i <= n; i++) {
     const res = await client.callTool({ name: 'execute_query', arguments: args });
     if (res.isError) throw new Error(`call ${i}: ${JSON.stringify(res.content)}`);

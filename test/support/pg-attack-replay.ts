@@ -87,8 +87,13 @@ export async function replay<A extends { sql: string }, P>(
 
 /** Attacks straight through dbq's engine (the guard bypassed), read-only; `probe` runs the
  * session probe with the same `run`. */
-export function engineRunner<P>(engine: Engine, timeoutMs: number, probe: (run: (sql: string) => Promise<{ rows: unknown[][] }>) => Promise<P>): Runner<P> {
-  const run = (sql: string, params: unknown[] = []) => engine.execute({ sql, params, readOnly: true, timeoutMs, maxRows: 100, maxBytes: 1e6 });
+export function engineRunner<P>(
+  engine: Engine,
+  timeoutMs: number,
+  probe: (run: (sql: string) => Promise<{ rows: unknown[][] }>) => Promise<P>,
+): Runner<P> {
+  const run = (sql: string, params: unknown[] = []) =>
+    engine.execute({ sql, params, readOnly: true, timeoutMs, maxRows: 100, maxBytes: 1e6 });
   return {
     async attack(sql, params) {
       try {
@@ -150,7 +155,12 @@ export async function seededRandoms(seed: number, applicationName: string): Prom
 
 /** Each of `reads` through POST /api/query as the read-only key: the ones not answered 200,
  * one line each with what the answer said (`why`, default the whole body). */
-export async function refusedReads(h: Harness, connectionId: string, reads: readonly string[], why: (body: any) => string = (b) => JSON.stringify(b)): Promise<string[]> {
+export async function refusedReads(
+  h: Harness,
+  connectionId: string,
+  reads: readonly string[],
+  why: (body: any) => string = (b) => JSON.stringify(b),
+): Promise<string[]> {
   const refused: string[] = [];
   for (const sql of reads) {
     const res = await h.call('POST', '/api/query', h.readerKey, { connectionId, sql, params: [] });

@@ -25,7 +25,12 @@ export function cpuTicks(pid: number): number {
 }
 
 /** Environment for processes that share one store: same store URL, same secret key. */
-export function sharedEnv(opts: { storeUrl: string; dataDir: string; redisUrl?: string | null; extra?: Record<string, string> }): Record<string, string> {
+export function sharedEnv(opts: {
+  storeUrl: string;
+  dataDir: string;
+  redisUrl?: string | null;
+  extra?: Record<string, string>;
+}): Record<string, string> {
   const env: Record<string, string> = {
     DBQ_STORE_URL: opts.storeUrl,
     DBQ_DATA_DIR: opts.dataDir,
@@ -138,10 +143,20 @@ export interface HttpAnswer {
 }
 
 /** One HTTP call with an optional Bearer key and JSON body. */
-export async function http(method: string, url: string, key: string | null, body?: unknown, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+export async function http(
+  method: string,
+  url: string,
+  key: string | null,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
   const res = await fetch(url, {
     method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -190,7 +205,11 @@ export async function privateRedis(): Promise<PrivateRedis> {
     port,
     async start() {
       if (child && child.exitCode === null) return;
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore' });
+      child = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+        { stdio: 'ignore' },
+      );
       const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       probe.on('error', () => {});
       try {

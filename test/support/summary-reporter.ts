@@ -30,7 +30,10 @@ function count(tasks: Task[], totals: { passed: number; failed: number; skipped:
 export default class SummaryReporter implements Reporter {
   onFinished(files: Task[] = [], errors: unknown[] = []): void {
     const totals = { passed: 0, failed: 0, skipped: 0 };
-    count(files.map((f) => ({ ...f, type: 'suite' })), totals);
+    count(
+      files.map((f) => ({ ...f, type: 'suite' })),
+      totals,
+    );
     // A file that failed to load has no tests but is a failure all the same.
     const failed = totals.failed + errors.length;
     const skipped = totals.skipped ? `, ${totals.skipped} skipped` : '';

@@ -164,7 +164,8 @@ export function buildSql(plan: Plan, index: SchemaIndex, dialect: EngineName): B
     const fn = a.fn.toUpperCase();
     if (a.measure.kind === 'rows') {
       const info = index.table(a.measure.table);
-      if ((a.measure.table !== base || fanOut) && info.pk) return `COUNT(DISTINCT ${outerRef({ table: a.measure.table, column: info.pk })})`;
+      if ((a.measure.table !== base || fanOut) && info.pk)
+        return `COUNT(DISTINCT ${outerRef({ table: a.measure.table, column: info.pk })})`;
       return 'COUNT(*)';
     }
     return `${fn}(${a.distinct ? 'DISTINCT ' : ''}${measureExpr(a.measure)})`;
@@ -274,7 +275,9 @@ export function buildSql(plan: Plan, index: SchemaIndex, dialect: EngineName): B
     for (const t of targets) {
       if (!addPath(inner, index, t, plan.via)) throw new GenerationFailedError(`no foreign-key path connects ${anchor} and ${t}`);
     }
-    for (const c of conditions) if (!addPath(inner, index, c.column.table, plan.via)) throw new GenerationFailedError(`no foreign-key path connects ${anchor} and ${c.column.table}`);
+    for (const c of conditions)
+      if (!addPath(inner, index, c.column.table, plan.via))
+        throw new GenerationFailedError(`no foreign-key path connects ${anchor} and ${c.column.table}`);
     subN++;
     const alias = new Map<string, string>();
     for (const t of inner.nodes.keys()) {
@@ -283,8 +286,10 @@ export function buildSql(plan: Plan, index: SchemaIndex, dialect: EngineName): B
     }
     if (inner.nodes.size < 2) throw new GenerationFailedError(`no related table to look ${targets.join(', ')} up in`);
     const ref = (t: string): string => q(alias.get(t) ?? t);
-    const tRef = (t: string): string => (alias.get(t) !== t ? `${tableRef(d, index.table(t))} ${q(alias.get(t)!)}` : tableRef(d, index.table(t)));
-    const innerCol = (c: ColumnRef): string => (c.table === anchor && !alias.has(anchor) ? `${q(anchor)}.${q(c.column)}` : `${ref(c.table)}.${q(c.column)}`);
+    const tRef = (t: string): string =>
+      alias.get(t) !== t ? `${tableRef(d, index.table(t))} ${q(alias.get(t)!)}` : tableRef(d, index.table(t));
+    const innerCol = (c: ColumnRef): string =>
+      c.table === anchor && !alias.has(anchor) ? `${q(anchor)}.${q(c.column)}` : `${ref(c.table)}.${q(c.column)}`;
     const parts: string[] = [];
     const where: string[] = [];
     for (const [t, node] of inner.nodes) {
@@ -312,7 +317,15 @@ export function buildSql(plan: Plan, index: SchemaIndex, dialect: EngineName): B
       const first = route(index, base, c.column.table, plan.via)![0].table;
       groups.set(first, [...(groups.get(first) ?? []), c]);
     }
-    for (const conditions of groups.values()) whereSql.push(subquery(base, conditions.map((c) => c.column.table), conditions, 'EXISTS (SELECT 1'));
+    for (const conditions of groups.values())
+      whereSql.push(
+        subquery(
+          base,
+          conditions.map((c) => c.column.table),
+          conditions,
+          'EXISTS (SELECT 1',
+        ),
+      );
   }
   for (const ex of plan.exists) {
     whereSql.push(subquery(plan.subject, [ex.target], ex.conditions, `${ex.negate ? 'NOT ' : ''}EXISTS (SELECT 1`));

@@ -4,7 +4,10 @@ import type { Aggregate, Condition, Item, Measure, Plan } from './plan.ts';
 import type { SchemaIndex } from './schema-index.ts';
 
 function words(name: string): string {
-  return name.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/_/g, ' ').toLowerCase();
+  return name
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .replace(/_/g, ' ')
+    .toLowerCase();
 }
 
 function measureText(m: Measure): string {
@@ -15,7 +18,13 @@ function measureText(m: Measure): string {
 
 function aggText(a: Aggregate): string {
   if (a.measure.kind === 'rows') return `the number of ${measureText(a.measure)}`;
-  const fn = { count: a.distinct ? 'the number of distinct' : 'the number of', sum: 'the total', avg: 'the average', min: 'the lowest', max: 'the highest' }[a.fn];
+  const fn = {
+    count: a.distinct ? 'the number of distinct' : 'the number of',
+    sum: 'the total',
+    avg: 'the average',
+    min: 'the lowest',
+    max: 'the highest',
+  }[a.fn];
   return `${fn} ${measureText(a.measure)}`;
 }
 
@@ -34,10 +43,19 @@ function itemText(it: Item, index: SchemaIndex): string {
   }
 }
 
-const OPS: Record<string, string> = { '>': 'above', '>=': 'at least', '<': 'below', '<=': 'at most', '=': 'equal to', '<>': 'not equal to' };
+const OPS: Record<string, string> = {
+  '>': 'above',
+  '>=': 'at least',
+  '<': 'below',
+  '<=': 'at most',
+  '=': 'equal to',
+  '<>': 'not equal to',
+};
 
 function singularWords(table: string): string {
-  return words(table).replace(/ies$/, 'y').replace(/(?<!s)s$/, '');
+  return words(table)
+    .replace(/ies$/, 'y')
+    .replace(/(?<!s)s$/, '');
 }
 
 function condText(c: Condition): string {
@@ -81,7 +99,8 @@ export function explainPlan(plan: Plan, full: Plan, index: SchemaIndex): string 
   }
   for (const c of plan.counts) conditions.push(`the number of related ${words(c.target)} is ${OPS[c.op]} ${c.value}`);
   if (conditions.length > 0) s += `, where ${conditions.join(' and ')}`;
-  if (plan.having.length > 0) s += `, keeping groups where ${plan.having.map((h) => `${aggText(h.aggregate)} is ${OPS[h.op]} ${h.value}`).join(' and ')}`;
+  if (plan.having.length > 0)
+    s += `, keeping groups where ${plan.having.map((h) => `${aggText(h.aggregate)} is ${OPS[h.op]} ${h.value}`).join(' and ')}`;
   if (plan.orderBy.length > 0) {
     s += `, sorted by ${plan.orderBy.map((o) => `${itemText(o.item, index)} ${o.dir === 'DESC' ? 'descending' : 'ascending'}`).join(', ')}`;
   }

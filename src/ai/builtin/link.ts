@@ -14,8 +14,27 @@ export type Mention =
 // Words that are more often grammar than schema; linked only weakly, and only when they
 // would otherwise be left over ("total" is orders.total in "a total over 500").
 const WEAK = new Set([
-  ...Object.keys(AGG_WORDS), 'number', 'count', 'value', 'amount', 'most', 'more', 'less', 'top',
-  'order', 'name', 'date', 'time', 'type', 'year', 'month', 'day', 'age', 'new', 'old', 'recent',
+  ...Object.keys(AGG_WORDS),
+  'number',
+  'count',
+  'value',
+  'amount',
+  'most',
+  'more',
+  'less',
+  'top',
+  'order',
+  'name',
+  'date',
+  'time',
+  'type',
+  'year',
+  'month',
+  'day',
+  'age',
+  'new',
+  'old',
+  'recent',
 ]);
 
 function variants(tokens: Token[]): string[][] {
@@ -66,7 +85,12 @@ export function linkQuestion(tokens: Token[], index: SchemaIndex): Mention[] {
         }
         // "units", "revenue", "sold" are measures the parser knows; only a column named
         // exactly so takes them from it.
-        if (hits && len === 1 && (UNITS_WORDS.has(span[0].lower) || REVENUE_WORDS.has(span[0].lower)) && (viaSynonym || hits.every((h) => h.score < 0.95))) {
+        if (
+          hits &&
+          len === 1 &&
+          (UNITS_WORDS.has(span[0].lower) || REVENUE_WORDS.has(span[0].lower)) &&
+          (viaSynonym || hits.every((h) => h.score < 0.95))
+        ) {
           hits = undefined;
         }
         if (hits) {
@@ -76,10 +100,22 @@ export function linkQuestion(tokens: Token[], index: SchemaIndex): Mention[] {
           const best = Math.max(...hits.map((h) => h.score));
           const top = hits.filter((h) => h.score >= best - 0.05);
           if (tables.length > 0 && tables.some((t) => t.score >= best - 0.05)) {
-            phrase = { kind: 'table', start: i, end: i + len, weak, cands: top.filter((h) => h.kind === 'table').map((h) => ({ table: h.table, score: h.score * scale })) };
+            phrase = {
+              kind: 'table',
+              start: i,
+              end: i + len,
+              weak,
+              cands: top.filter((h) => h.kind === 'table').map((h) => ({ table: h.table, score: h.score * scale })),
+            };
           } else {
             const cols = top.filter((h): h is Extract<typeof h, { kind: 'column' }> => h.kind === 'column');
-            phrase = { kind: 'column', start: i, end: i + len, weak, cands: cols.map((h) => ({ table: h.table, column: h.column, score: h.score * scale })) };
+            phrase = {
+              kind: 'column',
+              start: i,
+              end: i + len,
+              weak,
+              cands: cols.map((h) => ({ table: h.table, column: h.column, score: h.score * scale })),
+            };
           }
         }
       }

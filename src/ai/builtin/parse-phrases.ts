@@ -5,8 +5,17 @@ import { AGG_WORDS, DATE_VERBS, FILLER, REVENUE_WORDS, UNITS_WORDS, VERBS } from
 import type { AggregateFn, ColumnRef, Item } from './plan.ts';
 import { claim, consume, matchWords, skipWords, word, type ParseState } from './parse-state.ts';
 import {
-  columnInfo, defaultAggregate, defaultMeasure, findColumn, isChildTable, measuredTables, nearbyTables,
-  resolveColumn, resolveTable, revenueMeasure, unitsMeasure,
+  columnInfo,
+  defaultAggregate,
+  defaultMeasure,
+  findColumn,
+  isChildTable,
+  measuredTables,
+  nearbyTables,
+  resolveColumn,
+  resolveTable,
+  revenueMeasure,
+  unitsMeasure,
 } from './parse-schema.ts';
 import type { ColInfo } from './schema-index.ts';
 
@@ -66,7 +75,10 @@ export function dateColumnFor(state: ParseState, pos: number): ColumnRef | null 
     const cands = [...index.tables.values()]
       .map((info) => ({ info, d: index.distance(from, info.name), column: info.cols.find((x) => x.date) }))
       .filter((x) => x.column && x.d < Infinity)
-      .sort((a, b) => a.d - b.d || Number(/created|updated|modified/i.test(a.column!.name)) - Number(/created|updated|modified/i.test(b.column!.name)));
+      .sort(
+        (a, b) =>
+          a.d - b.d || Number(/created|updated|modified/i.test(a.column!.name)) - Number(/created|updated|modified/i.test(b.column!.name)),
+      );
     if (cands[0]) return { table: cands[0].info.name, column: cands[0].column!.name };
   }
   // 4. the subject's, then the nearest table's.
@@ -112,7 +124,10 @@ export function measurePhraseAt(state: ParseState, i: number): { item: Item; end
     claim(state, m);
     if (fn) return { item: { kind: 'aggregate', aggregate: { fn, measure: { kind: 'column', column: c } } }, end: m.end };
     if (isChildTable(state, c.table) && columnInfo(state, c).numeric) {
-      return { item: { kind: 'aggregate', aggregate: { fn: defaultAggregate(state, c), measure: { kind: 'column', column: c } } }, end: m.end };
+      return {
+        item: { kind: 'aggregate', aggregate: { fn: defaultAggregate(state, c), measure: { kind: 'column', column: c } } },
+        end: m.end,
+      };
     }
     return { item: { kind: 'column', column: c }, end: m.end };
   }
@@ -124,7 +139,10 @@ export function measurePhraseAt(state: ParseState, i: number): { item: Item; end
       if (c) {
         claim(state, m);
         consume(state, m.end, m.end + 1);
-        return { item: fn ? { kind: 'aggregate', aggregate: { fn, measure: { kind: 'column', column: c } } } : { kind: 'column', column: c }, end: m.end + 1 };
+        return {
+          item: fn ? { kind: 'aggregate', aggregate: { fn, measure: { kind: 'column', column: c } } } : { kind: 'column', column: c },
+          end: m.end + 1,
+        };
       }
     }
     if (table !== state.subject) {

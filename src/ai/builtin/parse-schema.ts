@@ -76,7 +76,12 @@ export function columnInfo(state: ParseState, c: ColumnRef): ColInfo {
 }
 
 /** A column of one of `tables` (searched in order) whose words include one of `words`. */
-export function findColumn(state: ParseState, words: string[], tables: string[], accept: (c: ColInfo) => boolean = () => true): ColumnRef | null {
+export function findColumn(
+  state: ParseState,
+  words: string[],
+  tables: string[],
+  accept: (c: ColInfo) => boolean = () => true,
+): ColumnRef | null {
   for (const w of words) {
     for (const t of tables) {
       const info = state.index.tables.get(t);

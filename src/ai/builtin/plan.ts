@@ -73,7 +73,19 @@ export interface Plan {
 }
 
 export function emptyPlan(subject: string): Plan {
-  return { subject, select: [], distinct: false, conditions: [], exists: [], counts: [], groupBy: [], having: [], orderBy: [], limit: null, via: [] };
+  return {
+    subject,
+    select: [],
+    distinct: false,
+    conditions: [],
+    exists: [],
+    counts: [],
+    groupBy: [],
+    having: [],
+    orderBy: [],
+    limit: null,
+    via: [],
+  };
 }
 
 export function measureTable(m: Measure): string {

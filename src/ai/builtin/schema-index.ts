@@ -54,8 +54,7 @@ export interface Step {
 }
 
 export type PhraseTarget =
-  | { kind: 'table'; table: string; score: number }
-  | { kind: 'column'; table: string; column: string; score: number };
+  { kind: 'table'; table: string; score: number } | { kind: 'column'; table: string; column: string; score: number };
 
 export interface ValueTarget {
   table: string;
@@ -64,13 +63,63 @@ export interface ValueTarget {
 }
 
 const PERSON_WORDS = new Set([
-  'customer', 'person', 'user', 'employee', 'student', 'teacher', 'singer', 'player', 'member',
-  'author', 'owner', 'client', 'driver', 'staff', 'manager', 'artist', 'people', 'professional',
-  'visitor', 'voter', 'host', 'actor', 'director', 'patient', 'doctor', 'pilot', 'musician',
-  'conductor', 'contestant', 'candidate', 'professor', 'instructor', 'writer', 'buyer', 'seller',
+  'customer',
+  'person',
+  'user',
+  'employee',
+  'student',
+  'teacher',
+  'singer',
+  'player',
+  'member',
+  'author',
+  'owner',
+  'client',
+  'driver',
+  'staff',
+  'manager',
+  'artist',
+  'people',
+  'professional',
+  'visitor',
+  'voter',
+  'host',
+  'actor',
+  'director',
+  'patient',
+  'doctor',
+  'pilot',
+  'musician',
+  'conductor',
+  'contestant',
+  'candidate',
+  'professor',
+  'instructor',
+  'writer',
+  'buyer',
+  'seller',
 ]);
 const MEASURE_NAMES = ['price', 'total', 'amount', 'revenue', 'sale', 'cost', 'value', 'salary', 'budget', 'balance', 'fee', 'charge'];
-const GENERIC = new Set(['id', 'at', 'no', 'of', 'the', 'is', 'has', 'nr', 'num', 'code', 'key', 'in', 'on', 'to', 'by', 'for', 'and', 'type']);
+const GENERIC = new Set([
+  'id',
+  'at',
+  'no',
+  'of',
+  'the',
+  'is',
+  'has',
+  'nr',
+  'num',
+  'code',
+  'key',
+  'in',
+  'on',
+  'to',
+  'by',
+  'for',
+  'and',
+  'type',
+]);
 
 export class SchemaIndex {
   readonly tables = new Map<string, TableInfo>();
@@ -153,7 +202,10 @@ export class SchemaIndex {
     if (!phrase) return;
     const list = this.phrases.get(phrase) ?? [];
     const same = list.find(
-      (p) => p.kind === target.kind && p.table === target.table && (p.kind === 'table' || (target.kind === 'column' && p.column === target.column)),
+      (p) =>
+        p.kind === target.kind &&
+        p.table === target.table &&
+        (p.kind === 'table' || (target.kind === 'column' && p.column === target.column)),
     );
     if (same) {
       same.score = Math.max(same.score, target.score);
@@ -186,8 +238,16 @@ export class SchemaIndex {
       const words = c.words;
       this.addPhrase(words.join(' '), { kind: 'column', table: t.name, column: c.name, score: 1 });
       // Abbreviated name columns: fname / lname / firstname.
-      const abbrev: Record<string, string> = { fname: 'first name', firstname: 'first name', lname: 'last name', lastname: 'last name', surname: 'last name', dob: 'date of birth' };
-      if (words.length === 1 && abbrev[words[0]]) this.addPhrase(abbrev[words[0]], { kind: 'column', table: t.name, column: c.name, score: 1 });
+      const abbrev: Record<string, string> = {
+        fname: 'first name',
+        firstname: 'first name',
+        lname: 'last name',
+        lastname: 'last name',
+        surname: 'last name',
+        dob: 'date of birth',
+      };
+      if (words.length === 1 && abbrev[words[0]])
+        this.addPhrase(abbrev[words[0]], { kind: 'column', table: t.name, column: c.name, score: 1 });
       // number_products is what a question calls "number of products".
       if (words.length > 1 && ['number', 'count', 'amount', 'total', 'num', 'no'].includes(words[0]) && words[1] !== 'of') {
         this.addPhrase(['number', 'of', ...words.slice(1)].join(' '), { kind: 'column', table: t.name, column: c.name, score: 1 });
@@ -264,13 +324,22 @@ function describeTable(t: SchemaTable): TableInfo {
     const words = splitIdentifier(c.name);
     const fk = t.foreignKeys.find((f) => f.columns.includes(c.name)) ?? null;
     const numeric = isNumericType(c.type);
-    const nameLooksDate = /(^|_)(date|time|timestamp|datetime|at|on)$/i.test(c.name) || /^(date|datetime|timestamp)/i.test(c.name) || /(Date|Time)$/.test(c.name);
+    const nameLooksDate =
+      /(^|_)(date|time|timestamp|datetime|at|on)$/i.test(c.name) ||
+      /^(date|datetime|timestamp)/i.test(c.name) ||
+      /(Date|Time)$/.test(c.name);
     const year = numeric && /(^|_|[a-z])year$/i.test(c.name);
     return {
-      table: t.name, name: c.name, type: c.type, words, numeric,
+      table: t.name,
+      name: c.name,
+      type: c.type,
+      words,
+      numeric,
       date: isDateType(c.type) || (nameLooksDate && !numeric && !/^(is|has)_/.test(c.name)),
       year: year || (/year/i.test(c.name) && !isDateType(c.type)),
-      text: isTextType(c.type), pk: c.primaryKey, fk,
+      text: isTextType(c.type),
+      pk: c.primaryKey,
+      fk,
     };
   });
   const pkCols = cols.filter((c) => c.pk);
@@ -280,10 +349,12 @@ function describeTable(t: SchemaTable): TableInfo {
   const tableWords = words.join(' ');
   let label: string[] = [];
   const first = byWords(['first', 'name']) ?? byWords(['firstname']) ?? byWords(['fname']) ?? byWords(['given', 'name']);
-  const last = byWords(['last', 'name']) ?? byWords(['lastname']) ?? byWords(['lname']) ?? byWords(['family', 'name']) ?? byWords(['surname']);
+  const last =
+    byWords(['last', 'name']) ?? byWords(['lastname']) ?? byWords(['lname']) ?? byWords(['family', 'name']) ?? byWords(['surname']);
   const exactName = cols.find((c) => c.words.join(' ') === 'name' && c.text);
   const ownName = cols.find((c) => c.words.join(' ') === `${tableWords} name` && c.text);
-  const title = cols.find((c) => c.words.join(' ') === 'title' && c.text) ?? cols.find((c) => c.words.join(' ') === `${tableWords} title` && c.text);
+  const title =
+    cols.find((c) => c.words.join(' ') === 'title' && c.text) ?? cols.find((c) => c.words.join(' ') === `${tableWords} title` && c.text);
   if (exactName) label = [exactName.name];
   else if (ownName) label = [ownName.name];
   else if (first && last) label = [first.name, last.name];
@@ -310,7 +381,15 @@ function describeTable(t: SchemaTable): TableInfo {
   const unitPrice = numericCols.find((c) => c.words.includes('price'));
   const line = qty && unitPrice ? { quantity: qty.name, price: unitPrice.name } : null;
   return {
-    name: t.name, schema: t.schema, words, cols, pk, label, person, measure,
-    dates: cols.filter((c) => c.date).map((c) => c.name), line,
+    name: t.name,
+    schema: t.schema,
+    words,
+    cols,
+    pk,
+    label,
+    person,
+    measure,
+    dates: cols.filter((c) => c.date).map((c) => c.name),
+    line,
   };
 }

@@ -61,7 +61,9 @@ export async function postJson(
       if (err instanceof GenerationFailedError) throw err;
       const e = err as Error;
       lastError =
-        e.name === 'TimeoutError' ? `${provider} did not answer within ${opts.timeoutMs} ms` : `${provider} could not be reached (${e.message})`;
+        e.name === 'TimeoutError'
+          ? `${provider} did not answer within ${opts.timeoutMs} ms`
+          : `${provider} could not be reached (${e.message})`;
     }
     if (i < attempts - 1) await sleep(wait);
   }

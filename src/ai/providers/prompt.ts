@@ -49,6 +49,9 @@ export function buildPrompt(req: ProviderRequest): PromptParts {
 /** The model's text → provider reply. */
 export function parseReply(text: string, req: ProviderRequest): ProviderReply {
   const { sql, prose } = extractSqlDetailed(text);
-  const explanation = prose.replace(/^(explanation|here is|here's)[^:]*:\s*/i, '').slice(0, 500).trim();
+  const explanation = prose
+    .replace(/^(explanation|here is|here's)[^:]*:\s*/i, '')
+    .slice(0, 500)
+    .trim();
   return { sql, explanation: explanation || 'SQL written by the language model.', tables: sql ? tablesInSql(sql, req.schema) : [] };
 }

@@ -35,7 +35,7 @@ export function auditCommands(program: Command, ctx: CliContext): void {
     .option('--limit <n>', 'entries per page, 1-200 (default 50)')
     .addOption(new Option('--action <action>', 'only this action').choices(AUDIT_ACTIONS as unknown as string[]))
     .option('--actor <idOrEmail>', 'only entries by this user id, key id or email (local:<name> for the CLI)')
-    .option('--target <idOrName>', "only entries about this target id or name")
+    .option('--target <idOrName>', 'only entries about this target id or name')
     .option('--since <iso>', 'only entries at or after this time')
     .option('--until <iso>', 'only entries before this time')
     .option('--cursor <cursor>', 'the next page: nextCursor of the previous one')

@@ -35,7 +35,11 @@ export function connectionGrantCommands(connection: Command, ctx: CliContext): v
           print(opts, grants, describe(opts.connection, grants));
         }),
       );
-  change('grant', 'let a user use a connection; a connection open to everyone becomes limited to its granted users (admins always may)', grantUser);
+  change(
+    'grant',
+    'let a user use a connection; a connection open to everyone becomes limited to its granted users (admins always may)',
+    grantUser,
+  );
   change('revoke', 'stop a user from using a connection: it disappears from their lists and answers 404', revokeUser);
   connection
     .command('grants')

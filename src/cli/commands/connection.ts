@@ -22,7 +22,11 @@ function describeReads(c: ConnectionRecord): string {
 
 /** Whoever runs the CLI holds the store, so acts as an admin of the workspace. */
 function cliPrincipal(ws: Workspace): Principal {
-  return { workspace: { id: ws.id, slug: ws.slug, plan: ws.plan }, user: { id: 'cli', email: 'cli', role: 'admin', accountRole: 'admin' }, apiKey: null };
+  return {
+    workspace: { id: ws.id, slug: ws.slug, plan: ws.plan },
+    user: { id: 'cli', email: 'cli', role: 'admin', accountRole: 'admin' },
+    apiKey: null,
+  };
 }
 
 interface SshOpts {
@@ -48,7 +52,9 @@ function sshFromOptions(opts: SshOpts): { ssh?: NonNullable<CreateConnectionInpu
   try {
     privateKey = fs.readFileSync(opts.sshKeyFile, 'utf8');
   } catch (err) {
-    throw new InvalidRequestError(`cannot read --ssh-key-file: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { field: 'ssh.privateKey' });
+    throw new InvalidRequestError(`cannot read --ssh-key-file: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, {
+      field: 'ssh.privateKey',
+    });
   }
   return { ssh: { host: opts.sshHost, ...(port !== undefined ? { port } : {}), user: opts.sshUser, privateKey, hostKey: opts.sshHostKey } };
 }
@@ -57,33 +63,50 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
   const connection = program.command('connection').description('manage database connections');
   connection
     .command('add')
-    .description("add a connection: postgres://user:pass@host:5432/db?sslmode=require, mysql://user:pass@host:3306/db or sqlite:<file in the workspace's DBQ_SQLITE_DIR/<slug>/>")
+    .description(
+      "add a connection: postgres://user:pass@host:5432/db?sslmode=require, mysql://user:pass@host:3306/db or sqlite:<file in the workspace's DBQ_SQLITE_DIR/<slug>/>",
+    )
     .requiredOption('--workspace <slug>', 'workspace')
     .requiredOption('--name <name>', 'connection name')
     .requiredOption('--url <url>', 'connection URL')
     .option('--read-only', 'every query on it is a read, whatever the key')
-    .option('--read-url <url>', 'reader credentials: every read logs in as this URL\'s user (same engine, host, port and database)')
+    .option('--read-url <url>', "reader credentials: every read logs in as this URL's user (same engine, host, port and database)")
     .option('--create-reader', "create a login that can only read with --url's credentials, and use it for every read")
     .option('--ssh-host <host>', "reach the database through this SSH bastion (--url's host and port as the bastion sees them)")
-    .option('--ssh-port <port>', 'the bastion\'s SSH port (default 22)')
+    .option('--ssh-port <port>', "the bastion's SSH port (default 22)")
     .option('--ssh-user <user>', 'the user to log in to the bastion as')
     .option('--ssh-key-file <file>', 'the private key to log in with (read here, stored sealed, never printed)')
     .option('--ssh-host-key <key>', "the bastion's host key: a known_hosts line, 'ssh-ed25519 AAAA…' or its SHA256: fingerprint")
     .option('--json', 'print JSON')
-    .action((opts: { workspace: string; name: string; url: string; readOnly?: boolean; readUrl?: string; createReader?: boolean } & SshOpts & JsonOpt) =>
-      withCore(ctx, async (svc) => {
-        const ws = await getWorkspace(svc.db, opts.workspace);
-        const record = await addConnection(svc, ws.id, {
-          name: opts.name,
-          url: opts.url,
-          readOnly: Boolean(opts.readOnly),
-          ...(opts.readUrl !== undefined ? { readUrl: opts.readUrl } : {}),
-          ...(opts.createReader ? { createReader: true } : {}),
-          ...sshFromOptions(opts),
-        }, cliActor());
-        const via = record.ssh ? ` via SSH ${record.ssh.user}@${record.ssh.host}:${record.ssh.port} (host key ${record.ssh.hostKey})` : '';
-        print(opts, { connection: record }, `Added ${record.engine} connection ${record.name} (${record.id})${via}; ${describeReads(record)}`);
-      }),
+    .action(
+      (
+        opts: { workspace: string; name: string; url: string; readOnly?: boolean; readUrl?: string; createReader?: boolean } & SshOpts &
+          JsonOpt,
+      ) =>
+        withCore(ctx, async (svc) => {
+          const ws = await getWorkspace(svc.db, opts.workspace);
+          const record = await addConnection(
+            svc,
+            ws.id,
+            {
+              name: opts.name,
+              url: opts.url,
+              readOnly: Boolean(opts.readOnly),
+              ...(opts.readUrl !== undefined ? { readUrl: opts.readUrl } : {}),
+              ...(opts.createReader ? { createReader: true } : {}),
+              ...sshFromOptions(opts),
+            },
+            cliActor(),
+          );
+          const via = record.ssh
+            ? ` via SSH ${record.ssh.user}@${record.ssh.host}:${record.ssh.port} (host key ${record.ssh.hostKey})`
+            : '';
+          print(
+            opts,
+            { connection: record },
+            `Added ${record.engine} connection ${record.name} (${record.id})${via}; ${describeReads(record)}`,
+          );
+        }),
     );
   connection
     .command('update')
@@ -102,19 +125,26 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
           ...(opts.url !== undefined ? { url: opts.url } : {}),
           ...(opts.readOnly !== undefined ? { readOnly: opts.readOnly } : {}),
         };
-        if (Object.keys(change).length === 0) throw new InvalidRequestError('nothing to change: give --name, --url, --read-only or --no-read-only');
+        if (Object.keys(change).length === 0)
+          throw new InvalidRequestError('nothing to change: give --name, --url, --read-only or --no-read-only');
         const ws = await getWorkspace(svc.db, opts.workspace);
         const record = await changeConnection(svc, ws.id, opts.connection, change, cliActor());
-        print(opts, { connection: record }, `Updated ${record.name} (${record.id})${record.readOnly ? ', read-only' : ''}; ${describeReads(record)}`);
+        print(
+          opts,
+          { connection: record },
+          `Updated ${record.name} (${record.id})${record.readOnly ? ', read-only' : ''}; ${describeReads(record)}`,
+        );
       }),
     );
   connection
     .command('set-reader')
-    .description("set the credentials every read of a connection logs in as: a new login that can only read (--create, made with the connection's own credentials), a URL's user (--read-url), or none (--remove)")
+    .description(
+      "set the credentials every read of a connection logs in as: a new login that can only read (--create, made with the connection's own credentials), a URL's user (--read-url), or none (--remove)",
+    )
     .requiredOption('--workspace <slug>', 'workspace')
     .requiredOption('--connection <nameOrId>', 'connection name or id')
     .option('--create', 'create a login that can only read and use it for every read')
-    .option('--read-url <url>', 'use this URL\'s user and password (same engine, host, port and database)')
+    .option('--read-url <url>', "use this URL's user and password (same engine, host, port and database)")
     .option('--remove', 'reads use the connection user again')
     .option('--json', 'print JSON')
     .action((opts: { workspace: string; connection: string; create?: boolean; readUrl?: string; remove?: boolean } & JsonOpt) =>
@@ -141,25 +171,32 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
       .requiredOption('--connection <nameOrId>', 'connection name or id')
       .option('--json', 'print JSON');
   type OneConnectionOpts = { workspace: string; connection: string } & JsonOpt;
-  oneConnection('test', 'test a connection (bounded by DBQ_CONNECTION_TEST_TIMEOUT_MS) and audit what its reads can do; exits 1 when it fails')
-    .action((opts: OneConnectionOpts) =>
-      withCore(ctx, async (svc) => {
-        const ws = await getWorkspace(svc.db, opts.workspace);
-        const outcome = await testConnection(svc, cliPrincipal(ws), { connectionId: opts.connection });
-        const access = outcome.readAccess ? `; read access: ${outcome.readAccess.level}` : '';
-        print(opts, outcome, outcome.ok ? `ok in ${outcome.latencyMs} ms: ${outcome.serverVersion}${access}` : `failed after ${outcome.latencyMs} ms: ${outcome.error}`);
-        if (!outcome.ok) process.exitCode = 1;
-      }),
-    );
-  oneConnection('remove', 'delete a connection and close its pool')
-    .action((opts: OneConnectionOpts) =>
-      withCore(ctx, async (svc) => {
-        const ws = await getWorkspace(svc.db, opts.workspace);
-        const record = await deleteConnection(svc.db, ws.id, opts.connection, cliActor());
-        await svc.pools.drop(record.id);
-        print(opts, { deleted: true, connection: record }, `Removed ${record.name} (${record.id})`);
-      }),
-    );
+  oneConnection(
+    'test',
+    'test a connection (bounded by DBQ_CONNECTION_TEST_TIMEOUT_MS) and audit what its reads can do; exits 1 when it fails',
+  ).action((opts: OneConnectionOpts) =>
+    withCore(ctx, async (svc) => {
+      const ws = await getWorkspace(svc.db, opts.workspace);
+      const outcome = await testConnection(svc, cliPrincipal(ws), { connectionId: opts.connection });
+      const access = outcome.readAccess ? `; read access: ${outcome.readAccess.level}` : '';
+      print(
+        opts,
+        outcome,
+        outcome.ok
+          ? `ok in ${outcome.latencyMs} ms: ${outcome.serverVersion}${access}`
+          : `failed after ${outcome.latencyMs} ms: ${outcome.error}`,
+      );
+      if (!outcome.ok) process.exitCode = 1;
+    }),
+  );
+  oneConnection('remove', 'delete a connection and close its pool').action((opts: OneConnectionOpts) =>
+    withCore(ctx, async (svc) => {
+      const ws = await getWorkspace(svc.db, opts.workspace);
+      const record = await deleteConnection(svc.db, ws.id, opts.connection, cliActor());
+      await svc.pools.drop(record.id);
+      print(opts, { deleted: true, connection: record }, `Removed ${record.name} (${record.id})`);
+    }),
+  );
   connection
     .command('list')
     .description('list connections (secrets are never shown)')

@@ -89,7 +89,9 @@ export function keyCommands(program: Command, ctx: CliContext): void {
     );
   key
     .command('list')
-    .description('list API keys (never their values): id, prefix, name, user, status, created, last used, scope, expiry ("expires soon": within 14 days)')
+    .description(
+      'list API keys (never their values): id, prefix, name, user, status, created, last used, scope, expiry ("expires soon": within 14 days)',
+    )
     .requiredOption('--workspace <slug>', 'workspace')
     .option('--json', 'print JSON')
     .action((opts: { workspace: string } & JsonOpt) =>

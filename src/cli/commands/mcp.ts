@@ -4,7 +4,9 @@ import type { Command } from 'commander';
 export function mcpCommands(program: Command): void {
   program
     .command('mcp')
-    .description('serve MCP over stdio for clients that only launch local processes, relaying to {workspace_url}/mcp; the key comes from DBQ_API_KEY only')
+    .description(
+      'serve MCP over stdio for clients that only launch local processes, relaying to {workspace_url}/mcp; the key comes from DBQ_API_KEY only',
+    )
     .requiredOption('--url <workspace_url>', 'the workspace address, e.g. http://localhost:8080 or http://localhost:8080/w/<slug>')
     .action(async (opts: { url: string }) => {
       // Loaded on demand, like serve: the other commands need none of the MCP SDK.

@@ -55,7 +55,9 @@ function line(t: ToolRecord, names: ConnectionNames): string {
 }
 
 export function toolCommands(program: Command, ctx: CliContext): void {
-  const tool = program.command('tool').description('manage curated tools: named, described statements with typed parameters, run over REST, the web console and MCP');
+  const tool = program
+    .command('tool')
+    .description('manage curated tools: named, described statements with typed parameters, run over REST, the web console and MCP');
   tool
     .command('create')
     .description('define a curated tool from a JSON file (version 1)')
@@ -66,7 +68,11 @@ export function toolCommands(program: Command, ctx: CliContext): void {
     .action((opts: { workspace: string; file: string } & JsonOpt) =>
       withCore(ctx, async (svc) => {
         const created = await createTool(svc, await operatorOf(svc, opts.workspace), readJsonFile(opts.file) as never, cliActor());
-        print(opts, { tool: created }, `Created tool ${created.name} (version ${created.version}) on ${named(created.connectionId, await connectionNames(svc, opts.workspace))}`);
+        print(
+          opts,
+          { tool: created },
+          `Created tool ${created.name} (version ${created.version}) on ${named(created.connectionId, await connectionNames(svc, opts.workspace))}`,
+        );
       }),
     );
   tool
@@ -78,7 +84,13 @@ export function toolCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'print JSON')
     .action((opts: { workspace: string; name: string; file: string } & JsonOpt) =>
       withCore(ctx, async (svc) => {
-        const updated = await updateTool(svc, await operatorOf(svc, opts.workspace), opts.name, readJsonFile(opts.file) as never, cliActor());
+        const updated = await updateTool(
+          svc,
+          await operatorOf(svc, opts.workspace),
+          opts.name,
+          readJsonFile(opts.file) as never,
+          cliActor(),
+        );
         print(opts, { tool: updated }, `Updated tool ${updated.name}: now version ${updated.version}`);
       }),
     );

@@ -9,7 +9,10 @@ import { readNewPassword, readPasswordFromStdin } from '../password-input.ts';
 import { workspaceWebUrl } from '../workspace-url.ts';
 
 function linkOf(svc: Services, slug: string, link: PasswordLink): { setPasswordUrl: string; setPasswordExpiresAt: string } {
-  return { setPasswordUrl: `${workspaceWebUrl(svc.config, slug)}${PASSWORD_LINK_PATH}?token=${link.token}`, setPasswordExpiresAt: link.expiresAt };
+  return {
+    setPasswordUrl: `${workspaceWebUrl(svc.config, slug)}${PASSWORD_LINK_PATH}?token=${link.token}`,
+    setPasswordExpiresAt: link.expiresAt,
+  };
 }
 
 const linkLine = (l: { setPasswordUrl: string; setPasswordExpiresAt: string }) =>
@@ -29,7 +32,11 @@ export function userCommands(program: Command, ctx: CliContext): void {
     .action((opts: { workspace: string; email: string; role: string; password?: string; passwordStdin?: boolean } & JsonOpt) =>
       withCore(ctx, async (svc) => {
         const password = opts.passwordStdin ? await readPasswordFromStdin() : opts.password;
-        const u = await createUser(svc.db, { workspace: opts.workspace, email: opts.email, role: opts.role, password: password ?? null }, cliActor());
+        const u = await createUser(
+          svc.db,
+          { workspace: opts.workspace, email: opts.email, role: opts.role, password: password ?? null },
+          cliActor(),
+        );
         if (password !== undefined) return print(opts, { user: u }, `Created ${u.role} user ${u.email} (${u.id})`);
         const link = linkOf(svc, opts.workspace, await issuePasswordToken(svc.db, opts.workspace, u.email));
         print(opts, { user: u, ...link }, `Created ${u.role} user ${u.email} (${u.id}).\n${linkLine(link)}`);
@@ -74,7 +81,10 @@ export function userCommands(program: Command, ctx: CliContext): void {
         print(opts, { user: u }, `${u.email} is now ${u.role}`);
       }),
     );
-  for (const [name, disabled] of [['disable', true], ['enable', false]] as const) {
+  for (const [name, disabled] of [
+    ['disable', true],
+    ['enable', false],
+  ] as const) {
     user
       .command(name)
       .description(disabled ? 'disable a user: their keys are refused from the next request on' : 're-enable a disabled user')

@@ -18,7 +18,11 @@ export function workspaceCommands(program: Command, ctx: CliContext): void {
       withCore(ctx, async (svc) => {
         const ws = await createWorkspace(svc.db, { slug, plan: opts.plan ?? svc.config.defaultPlan, name: opts.name });
         const sqliteDir = ensureWorkspaceSqliteDir(svc.config.sqliteDir, ws.slug);
-        print(opts, { workspace: { ...ws, sqliteDir } }, `Created workspace ${ws.slug} (${ws.plan}) ${ws.id}; its SQLite files go in ${sqliteDir}`);
+        print(
+          opts,
+          { workspace: { ...ws, sqliteDir } },
+          `Created workspace ${ws.slug} (${ws.plan}) ${ws.id}; its SQLite files go in ${sqliteDir}`,
+        );
       }),
     );
   workspace
@@ -38,7 +42,10 @@ export function workspaceCommands(program: Command, ctx: CliContext): void {
     .action((opts: JsonOpt) =>
       withCore(ctx, async (svc) => {
         // sqliteDir: where the workspace's `sqlite:<file>` connections resolve (and nowhere else).
-        const workspaces = (await listWorkspaces(svc.db)).map((w) => ({ ...w, sqliteDir: workspaceSqliteDir(svc.config.sqliteDir, w.slug) }));
+        const workspaces = (await listWorkspaces(svc.db)).map((w) => ({
+          ...w,
+          sqliteDir: workspaceSqliteDir(svc.config.sqliteDir, w.slug),
+        }));
         print(opts, { workspaces }, workspaces.map((w) => `${w.slug}\t${w.plan}\t${w.name}\t${w.sqliteDir}`).join('\n'));
       }),
     );

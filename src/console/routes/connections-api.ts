@@ -31,7 +31,12 @@ export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void 
   app.post('/connections', { schema }, async (request, reply) => {
     const p = webPrincipal(request);
     requireAdmin(p);
-    const connection = await addConnection(svc, p.workspace.id, parseInput(createConnectionSchema, request.body), actorOf(p, request.ip, 'ui'));
+    const connection = await addConnection(
+      svc,
+      p.workspace.id,
+      parseInput(createConnectionSchema, request.body),
+      actorOf(p, request.ip, 'ui'),
+    );
     return reply.status(201).send(ok({ connection }));
   });
 
@@ -39,7 +44,13 @@ export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void 
     const p = webPrincipal(request);
     requireAdmin(p);
     const { id } = parseInput(idParams, request.params);
-    const connection = await changeConnection(svc, p.workspace.id, id, parseInput(updateConnectionSchema, request.body), actorOf(p, request.ip, 'ui'));
+    const connection = await changeConnection(
+      svc,
+      p.workspace.id,
+      id,
+      parseInput(updateConnectionSchema, request.body),
+      actorOf(p, request.ip, 'ui'),
+    );
     return ok({ connection });
   });
 
@@ -63,7 +74,9 @@ export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void 
     const row = await getConnectionFor(svc, p, id);
     const tables = await svc.pools.forRead(row).listTables();
     return ok({
-      tables: tables.slice(0, MAX_SCHEMA_TABLES).map((t) => ({ schema: t.schema, name: t.name, kind: t.kind, columns: t.columns.map((c) => ({ name: c.name, type: c.type })) })),
+      tables: tables
+        .slice(0, MAX_SCHEMA_TABLES)
+        .map((t) => ({ schema: t.schema, name: t.name, kind: t.kind, columns: t.columns.map((c) => ({ name: c.name, type: c.type })) })),
       truncated: tables.length > MAX_SCHEMA_TABLES,
     });
   });

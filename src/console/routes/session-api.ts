@@ -15,7 +15,11 @@ import { actorOf, inTransaction, recordAudit } from '../../audit/audit.ts';
 
 const loginSchema = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1024) }).strict();
 const setupSchema = z
-  .object({ token: z.string().min(1).max(200), email: z.string().trim().min(1).max(320), password: z.string().min(8, 'must be at least 8 characters').max(1024) })
+  .object({
+    token: z.string().min(1).max(200),
+    email: z.string().trim().min(1).max(320),
+    password: z.string().min(8, 'must be at least 8 characters').max(1024),
+  })
   .strict();
 
 function me(principal: Principal, token: string) {

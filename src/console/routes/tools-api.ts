@@ -4,7 +4,16 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { actorOf } from '../../audit/audit.ts';
-import { createTool, createToolSchema, deleteTool, listTools, runTool, runToolSchema, updateTool, updateToolSchema } from '../../tools/tools.ts';
+import {
+  createTool,
+  createToolSchema,
+  deleteTool,
+  listTools,
+  runTool,
+  runToolSchema,
+  updateTool,
+  updateToolSchema,
+} from '../../tools/tools.ts';
 import { clientGoneController } from '../../http-kit/client-gone.ts';
 import { ok, parseInput } from '../../http-kit/schema.ts';
 import type { Services } from '../../services.ts';

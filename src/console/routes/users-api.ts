@@ -34,7 +34,11 @@ export function usersApiRoutes(app: FastifyInstance, svc: Services): void {
   app.post('/users', { schema }, async (request, reply) => {
     const p = webPrincipal(request);
     requireAdmin(p);
-    const user = await createUser(svc.db, { workspace: p.workspace.slug, ...parseInput(createSchema, request.body) }, actorOf(p, request.ip, 'ui'));
+    const user = await createUser(
+      svc.db,
+      { workspace: p.workspace.slug, ...parseInput(createSchema, request.body) },
+      actorOf(p, request.ip, 'ui'),
+    );
     return reply.status(201).send(ok({ user }));
   });
 

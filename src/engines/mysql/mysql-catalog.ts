@@ -50,7 +50,11 @@ export async function readViewRows(query: MysqlCatalogQuery): Promise<MysqlViewR
 
 /** Defaults and generated columns of every table named like one of `tableNames`, in any
  * database (information_schema compares names case-insensitively: more rows, never fewer). */
-export async function readExpressionRows(query: MysqlCatalogQuery, tableNames: readonly string[], mariadb: boolean): Promise<MysqlExpressionRow[]> {
+export async function readExpressionRows(
+  query: MysqlCatalogQuery,
+  tableNames: readonly string[],
+  mariadb: boolean,
+): Promise<MysqlExpressionRow[]> {
   if (tableNames.length === 0) return [];
   const rows = await query(expressionsSql(tableNames.length), [...tableNames]);
   const found: MysqlExpressionRow[] = [];

@@ -99,10 +99,23 @@ export function parseGrant(line: string): ParsedGrant | null {
   const grantOption = /\bWITH\b[\s\S]*\bGRANT\s+OPTION\b/i.test(tail);
   const onParts = splitTop(head, /^\s+ON\s+/i);
   if (onParts.length < 2) {
-    return { privileges: [], on: null, roles: splitTop(head, /^\s*,\s*/).map((r) => r.trim()).filter(Boolean), grantOption };
+    return {
+      privileges: [],
+      on: null,
+      roles: splitTop(head, /^\s*,\s*/)
+        .map((r) => r.trim())
+        .filter(Boolean),
+      grantOption,
+    };
   }
   const privileges = splitTop(onParts[0], /^\s*,\s*/)
-    .map((p) => p.replace(/\([\s\S]*\)/, '').replace(/\s+/g, ' ').trim().toUpperCase())
+    .map((p) =>
+      p
+        .replace(/\([\s\S]*\)/, '')
+        .replace(/\s+/g, ' ')
+        .trim()
+        .toUpperCase(),
+    )
     .filter(Boolean);
   return { privileges, on: unquote(onParts.slice(1).join(' ON ')), roles: [], grantOption };
 }

@@ -56,6 +56,9 @@ function toObject(kind: SchemaObjectKind, row: Row): SchemaObject {
 }
 
 /** The kind's catalog query through `run` (a read-only session's execute). */
-export async function searchMysqlObjects(run: (sql: string, params: unknown[]) => Promise<Row[]>, search: ObjectSearch): Promise<SchemaObject[]> {
+export async function searchMysqlObjects(
+  run: (sql: string, params: unknown[]) => Promise<Row[]>,
+  search: ObjectSearch,
+): Promise<SchemaObject[]> {
   return (await run(SQL[search.kind], [search.like])).map((row) => toObject(search.kind, row));
 }

@@ -91,6 +91,8 @@ export function query(conn: mysql.Connection | PoolConnection, sql: string): Pro
 
 export function execute(conn: PoolConnection, sql: string, values: unknown[]): Promise<unknown[][]> {
   return new Promise((resolve, reject) =>
-    conn.execute({ sql, values: values as never[], rowsAsArray: true }, (err, rows) => (err ? reject(err) : resolve(rows as unknown as unknown[][]))),
+    conn.execute({ sql, values: values as never[], rowsAsArray: true }, (err, rows) =>
+      err ? reject(err) : resolve(rows as unknown as unknown[][]),
+    ),
   );
 }

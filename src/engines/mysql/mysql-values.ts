@@ -16,10 +16,35 @@ import type { FieldPacket } from 'mysql2';
 
 // mysql2/lib/constants/types.js
 const T = {
-  DECIMAL: 0, TINY: 1, SHORT: 2, LONG: 3, FLOAT: 4, DOUBLE: 5, NULL: 6, TIMESTAMP: 7, LONGLONG: 8,
-  INT24: 9, DATE: 10, TIME: 11, DATETIME: 12, YEAR: 13, NEWDATE: 14, VARCHAR: 15, BIT: 16,
-  VECTOR: 242, JSON: 245, NEWDECIMAL: 246, ENUM: 247, SET: 248, TINY_BLOB: 249, MEDIUM_BLOB: 250,
-  LONG_BLOB: 251, BLOB: 252, VAR_STRING: 253, STRING: 254, GEOMETRY: 255,
+  DECIMAL: 0,
+  TINY: 1,
+  SHORT: 2,
+  LONG: 3,
+  FLOAT: 4,
+  DOUBLE: 5,
+  NULL: 6,
+  TIMESTAMP: 7,
+  LONGLONG: 8,
+  INT24: 9,
+  DATE: 10,
+  TIME: 11,
+  DATETIME: 12,
+  YEAR: 13,
+  NEWDATE: 14,
+  VARCHAR: 15,
+  BIT: 16,
+  VECTOR: 242,
+  JSON: 245,
+  NEWDECIMAL: 246,
+  ENUM: 247,
+  SET: 248,
+  TINY_BLOB: 249,
+  MEDIUM_BLOB: 250,
+  LONG_BLOB: 251,
+  BLOB: 252,
+  VAR_STRING: 253,
+  STRING: 254,
+  GEOMETRY: 255,
 } as const;
 
 const FLAG_UNSIGNED = 32;
@@ -28,17 +53,37 @@ const FLAG_SET = 2048;
 const BINARY_CHARSET = 63;
 
 const NUMERIC_NAMES: Record<number, string> = {
-  [T.DECIMAL]: 'DECIMAL', [T.NEWDECIMAL]: 'DECIMAL', [T.TINY]: 'TINYINT', [T.SHORT]: 'SMALLINT',
-  [T.LONG]: 'INT', [T.INT24]: 'MEDIUMINT', [T.LONGLONG]: 'BIGINT', [T.FLOAT]: 'FLOAT', [T.DOUBLE]: 'DOUBLE',
+  [T.DECIMAL]: 'DECIMAL',
+  [T.NEWDECIMAL]: 'DECIMAL',
+  [T.TINY]: 'TINYINT',
+  [T.SHORT]: 'SMALLINT',
+  [T.LONG]: 'INT',
+  [T.INT24]: 'MEDIUMINT',
+  [T.LONGLONG]: 'BIGINT',
+  [T.FLOAT]: 'FLOAT',
+  [T.DOUBLE]: 'DOUBLE',
 };
 
 const OTHER_NAMES: Record<number, string> = {
-  [T.NULL]: 'NULL', [T.TIMESTAMP]: 'TIMESTAMP', [T.DATE]: 'DATE', [T.NEWDATE]: 'DATE', [T.TIME]: 'TIME',
-  [T.DATETIME]: 'DATETIME', [T.YEAR]: 'YEAR', [T.BIT]: 'BIT', [T.JSON]: 'JSON', [T.ENUM]: 'ENUM',
-  [T.SET]: 'SET', [T.GEOMETRY]: 'GEOMETRY', [T.VECTOR]: 'VECTOR',
+  [T.NULL]: 'NULL',
+  [T.TIMESTAMP]: 'TIMESTAMP',
+  [T.DATE]: 'DATE',
+  [T.NEWDATE]: 'DATE',
+  [T.TIME]: 'TIME',
+  [T.DATETIME]: 'DATETIME',
+  [T.YEAR]: 'YEAR',
+  [T.BIT]: 'BIT',
+  [T.JSON]: 'JSON',
+  [T.ENUM]: 'ENUM',
+  [T.SET]: 'SET',
+  [T.GEOMETRY]: 'GEOMETRY',
+  [T.VECTOR]: 'VECTOR',
 };
 
-export type MysqlField = Pick<FieldPacket, 'name' | 'columnType' | 'characterSet' | 'flags' | 'decimals' | 'extendedTypeName' | 'extendedFormat'>;
+export type MysqlField = Pick<
+  FieldPacket,
+  'name' | 'columnType' | 'characterSet' | 'flags' | 'decimals' | 'extendedTypeName' | 'extendedFormat'
+>;
 
 function flagsOf(field: MysqlField): number {
   return typeof field.flags === 'number' ? field.flags : 0;

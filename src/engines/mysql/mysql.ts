@@ -14,7 +14,19 @@
 import mysql from 'mysql2';
 import type { PoolConnection, PoolOptions } from 'mysql2';
 import { ConnectionFailedError, DbqError, InsufficientPermissionsError, QueryTimeoutError } from '../../errors.ts';
-import type { Engine, EngineConfig, ExecuteOptions, ExecuteResult, RowStream, ObjectSearch, SchemaObject, SchemaTable, StatementInfo, StreamOptions, TestResult } from '../engine.ts';
+import type {
+  Engine,
+  EngineConfig,
+  ExecuteOptions,
+  ExecuteResult,
+  RowStream,
+  ObjectSearch,
+  SchemaObject,
+  SchemaTable,
+  StatementInfo,
+  StreamOptions,
+  TestResult,
+} from '../engine.ts';
 import { STATEMENT_TIMEOUT_ERRNOS, classifyMysqlConnectError, classifyMysqlError, errnoOf } from './mysql-errors.ts';
 import { readExpressionRows, readViewRows, type MysqlCatalogQuery, type MysqlExpressionRow, type MysqlViews } from './mysql-catalog.ts';
 import { COLUMNS_SQL, FOREIGN_KEYS_SQL, TABLES_SQL, assembleTables } from './mysql-introspect.ts';
@@ -236,12 +248,18 @@ class MysqlEngine implements Engine {
     try {
       const found = new Set<string>();
       const routines = await session.watch.run(
-        execute(session.conn, `SELECT LOWER(ROUTINE_NAME) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION' AND ROUTINE_NAME IN (${marks})`, candidates),
+        execute(
+          session.conn,
+          `SELECT LOWER(ROUTINE_NAME) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION' AND ROUTINE_NAME IN (${marks})`,
+          candidates,
+        ),
       );
       for (const row of routines) found.add(String(row[0]));
       // Loadable functions (CREATE FUNCTION … SONAME) are global; mysql.func is readable only
       // with privileges on the mysql schema, so a reader login may not see them.
-      const loadable = await session.watch.run(execute(session.conn, `SELECT LOWER(name) FROM mysql.func WHERE name IN (${marks})`, candidates)).catch(() => []);
+      const loadable = await session.watch
+        .run(execute(session.conn, `SELECT LOWER(name) FROM mysql.func WHERE name IN (${marks})`, candidates))
+        .catch(() => []);
       for (const row of loadable) found.add(String(row[0]));
       return [...found];
     } catch (err) {
@@ -257,7 +275,9 @@ class MysqlEngine implements Engine {
     this.natives ??= (async () => {
       const session = await this.open({ readOnly: true, timeoutMs: CATALOG_TIMEOUT_MS });
       try {
-        const rows = await session.watch.run(execute(session.conn, 'SELECT LOWER(FUNCTION) FROM information_schema.SQL_FUNCTIONS', [])).catch(() => []);
+        const rows = await session.watch
+          .run(execute(session.conn, 'SELECT LOWER(FUNCTION) FROM information_schema.SQL_FUNCTIONS', []))
+          .catch(() => []);
         return new Set(rows.map((row) => String(row[0])));
       } finally {
         session.release();
@@ -509,7 +529,9 @@ class MysqlEngine implements Engine {
     const conn = mysql.createConnection(this.connectionOptions());
     conn.on('error', () => {});
     try {
-      return await readMysqlAccess(async (whom) => ((await query(conn, `SHOW GRANTS FOR ${whom}`)) as unknown[][]).map((row) => String(row[0])));
+      return await readMysqlAccess(async (whom) =>
+        ((await query(conn, `SHOW GRANTS FOR ${whom}`)) as unknown[][]).map((row) => String(row[0])),
+      );
     } catch (err) {
       throw classifyMysqlError(err);
     } finally {

@@ -168,7 +168,9 @@ export function ctidsOf(value: unknown): string[] {
 export function parseState(rows: Record<string, unknown>[], recentRows: Record<string, unknown>[]): CatalogState {
   const first = rows[0];
   if (!first) throw new Error('catalog state query returned no rows');
-  const [xmin, xmax] = String(first.snapshot).split(':', 2).map((part) => BigInt(part));
+  const [xmin, xmax] = String(first.snapshot)
+    .split(':', 2)
+    .map((part) => BigInt(part));
   // age('3') = N - 3 as a signed 32-bit number; N is at or after xmax and within 2^32 of it.
   const next32 = mod(BigInt(String(first.age3)) + 3n, XID_SPACE);
   const next = xmax + mod(next32 - xmax, XID_SPACE);
@@ -197,7 +199,12 @@ async function readState(query: CatalogStateQuery, since: bigint | null): Promis
     if (isolation !== 'repeatable read' && isolation !== 'serializable') {
       throw new Error(`the catalog state must be read in a REPEATABLE READ transaction, not ${isolation}`);
     }
-    recentRows = (await query(recentRowsSql(withRecent.map((c) => c.catalog)), withRecent.map((c) => c.ctids))).rows;
+    recentRows = (
+      await query(
+        recentRowsSql(withRecent.map((c) => c.catalog)),
+        withRecent.map((c) => c.ctids),
+      )
+    ).rows;
   }
   return { state: parseState(rows, recentRows), snapshot: String(rows[0]?.snapshot) };
 }

@@ -239,7 +239,8 @@ SELECT c.oid::int8 AS oid, n.nspname AS schema, c.relname AS name, c.reltype::in
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r', 'v', 'm', 'f', 'p', 'c')`;
 
-const oids = (value: unknown): number[] => (value === null || value === undefined || value === '' ? [] : String(value).split(',').map(Number));
+const oids = (value: unknown): number[] =>
+  value === null || value === undefined || value === '' ? [] : String(value).split(',').map(Number);
 const str = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
 const flag = (value: unknown): boolean => value === true || value === 't';
 

@@ -90,7 +90,12 @@ class ParameterCount {
 
 /** The 422 for a refused Bind: the counts when the server can say how many the statement uses,
  * else the server's own message. Queued on `client` behind the failed statement's Sync. */
-export async function parameterCountError(client: pg.ClientBase, sql: string, given: number, refused: pg.DatabaseError): Promise<QueryFailedError> {
+export async function parameterCountError(
+  client: pg.ClientBase,
+  sql: string,
+  given: number,
+  refused: pg.DatabaseError,
+): Promise<QueryFailedError> {
   const details = { sqlState: refused.code ?? null, position: null };
   const probe = new ParameterCount(sql);
   // pg returns a submittable itself, not a promise (the cast only picks an overload); its errors

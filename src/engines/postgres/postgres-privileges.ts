@@ -55,7 +55,9 @@ SELECT json_build_object(
   'createOnDatabase', has_database_privilege(current_database(), 'CREATE'),
   'memberships', (SELECT coalesce(json_agg(r.rolname ORDER BY r.rolname), '[]')
                   FROM pg_roles r
-                  WHERE r.rolname IN (${Object.keys(DANGEROUS_ROLES).map((r) => `'${r}'`).join(', ')})
+                  WHERE r.rolname IN (${Object.keys(DANGEROUS_ROLES)
+                    .map((r) => `'${r}'`)
+                    .join(', ')})
                     AND pg_has_role(r.oid, 'MEMBER')),
   'createSchemas', (SELECT coalesce(json_agg(n.nspname ORDER BY n.nspname), '[]')
                     FROM pg_namespace n WHERE ${USER_SCHEMA} AND has_schema_privilege(n.oid, 'CREATE')),
@@ -120,7 +122,10 @@ export async function readPostgresAccess(query: CatalogQuery): Promise<ReadAcces
 
 export function assessPostgresAccess(role: PostgresRoleAttributes, facts: PostgresPrivilegeFacts | null): ReadAccess {
   if (role.superuser) {
-    return { level: 'superuser', findings: ['superuser: can read and write every table, read and write server files and run programs on the server'] };
+    return {
+      level: 'superuser',
+      findings: ['superuser: can read and write every table, read and write server files and run programs on the server'],
+    };
   }
   const findings: string[] = [];
   if (role.createrole) findings.push('CREATEROLE: can create roles and grant role memberships');
@@ -131,16 +136,21 @@ export function assessPostgresAccess(role: PostgresRoleAttributes, facts: Postgr
     for (const name of facts.memberships) if (DANGEROUS_ROLES[name]) findings.push(`member of ${name}: ${DANGEROUS_ROLES[name]}`);
     if (facts.createOnDatabase) findings.push(`CREATE on database ${facts.database}: can create schemas`);
     if (facts.createSchemas.length) {
-      findings.push(`CREATE on schema${facts.createSchemas.length > 1 ? 's' : ''} ${facts.createSchemas.join(', ')}: can create tables, views and functions`);
+      findings.push(
+        `CREATE on schema${facts.createSchemas.length > 1 ? 's' : ''} ${facts.createSchemas.join(', ')}: can create tables, views and functions`,
+      );
     }
     if (facts.write.count > 0) {
       const privileges = ['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE'].filter((_, i) => facts.write.privileges[i]);
       findings.push(`${privileges.join(', ')} on ${plural(facts.write.count, 'table')}${examples(facts.write)}`);
     }
     if (facts.sequences.count > 0) findings.push(`can advance ${plural(facts.sequences.count, 'sequence')}${examples(facts.sequences)}`);
-    if (facts.owned.count > 0) findings.push(`owns ${plural(facts.owned.count, 'table')} or other relations (can alter or drop them)${examples(facts.owned)}`);
+    if (facts.owned.count > 0)
+      findings.push(`owns ${plural(facts.owned.count, 'table')} or other relations (can alter or drop them)${examples(facts.owned)}`);
     if (facts.definers?.count > 0) {
-      findings.push(`can call ${plural(facts.definers.count, 'SECURITY DEFINER function')} of other owners, which run with their owner's rights${examples(facts.definers)}`);
+      findings.push(
+        `can call ${plural(facts.definers.count, 'SECURITY DEFINER function')} of other owners, which run with their owner's rights${examples(facts.definers)}`,
+      );
     }
   }
   return { level: findings.length ? 'can_write' : 'read_only', findings };

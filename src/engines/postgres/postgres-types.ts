@@ -44,9 +44,7 @@ export class PostgresTypes {
       const result = await query(TYPES_SQL, [pending.map(String)]);
       const fetched = JSON.parse(String(result.rows[0].result)) as PgTypeRow[];
       for (const row of fetched) rows.set(row.oid, row);
-      pending = fetched
-        .flatMap((row) => [row.elem, row.base])
-        .filter((oid) => oid && !this.byOid.has(oid) && !rows.has(oid));
+      pending = fetched.flatMap((row) => [row.elem, row.base]).filter((oid) => oid && !this.byOid.has(oid) && !rows.has(oid));
     }
     const build = (oid: number): PgType | undefined => {
       const known = this.byOid.get(oid);

@@ -7,17 +7,7 @@
 // Column type names are the catalog's typname (int8, numeric, timestamptz); arrays are
 // reported as the element's typname plus "[]" (int4[], not _int4).
 
-export type PgKind =
-  | 'int'
-  | 'int8'
-  | 'float'
-  | 'numeric'
-  | 'bool'
-  | 'bytea'
-  | 'json'
-  | 'timestamp'
-  | 'timestamptz'
-  | 'text';
+export type PgKind = 'int' | 'int8' | 'float' | 'numeric' | 'bool' | 'bytea' | 'json' | 'timestamp' | 'timestamptz' | 'text';
 
 export interface PgType {
   name: string;
@@ -190,7 +180,8 @@ function nestsDeeperThan(text: string, limit: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
+      if (c === 92)
+        i++; // backslash: skip the escaped character
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 91 || c === 123) {

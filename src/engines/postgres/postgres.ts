@@ -541,7 +541,12 @@ class PostgresEngine implements Engine {
         releaseSlot();
         throw classifyPostgresConnectError(err);
       }
-      connecting.then((client) => client.release(), () => {}).finally(releaseSlot);
+      connecting
+        .then(
+          (client) => client.release(),
+          () => {},
+        )
+        .finally(releaseSlot);
       throw err;
     }
   }
@@ -620,8 +625,14 @@ class PostgresEngine implements Engine {
   }
 
   /** Asked on the failed statement's own connection: the refused Bind left it usable. */
-  private parameterCountError(session: Session, opts: { sql: string; params: readonly unknown[] }, err: pg.DatabaseError): Promise<DbqError> {
-    return session.watch.run(parameterCountError(session.client, opts.sql, opts.params.length, err)).catch((e: unknown) => this.classify(e, session));
+  private parameterCountError(
+    session: Session,
+    opts: { sql: string; params: readonly unknown[] },
+    err: pg.DatabaseError,
+  ): Promise<DbqError> {
+    return session.watch
+      .run(parameterCountError(session.client, opts.sql, opts.params.length, err))
+      .catch((e: unknown) => this.classify(e, session));
   }
 
   private classify(err: unknown, session: Session): DbqError {
@@ -634,7 +645,10 @@ class PostgresEngine implements Engine {
    * connection cannot take another statement until the current one ends. */
   private async cancelBackend(pid: number): Promise<void> {
     // A cancel that cannot connect within the grace is moot: the connection is abandoned then.
-    await this.withSideClient((c) => c.query('SELECT pg_cancel_backend($1)', [pid]), Math.min(this.config.connectTimeoutMs, CANCEL_GRACE_MS));
+    await this.withSideClient(
+      (c) => c.query('SELECT pg_cancel_backend($1)', [pid]),
+      Math.min(this.config.connectTimeoutMs, CANCEL_GRACE_MS),
+    );
   }
 
   private async withSideClient<T>(work: (client: pg.Client) => Promise<T>, connectTimeoutMs = this.config.connectTimeoutMs): Promise<T> {
@@ -678,4 +692,3 @@ function backendPid(client: pg.ClientBase): number {
 function destroyClient(client: pg.ClientBase): void {
   (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
 }
-

@@ -225,7 +225,9 @@ const handlers = {
       )
       .all();
     const columnsOf = db.prepare(/* SQL */ `SELECT name, type, "notnull" AS nn, pk FROM pragma_table_info(?) ORDER BY cid`);
-    const keysOf = db.prepare(/* SQL */ `SELECT id, seq, "table" AS ref, "from" AS col, "to" AS refcol FROM pragma_foreign_key_list(?) ORDER BY id, seq`);
+    const keysOf = db.prepare(
+      /* SQL */ `SELECT id, seq, "table" AS ref, "from" AS col, "to" AS refcol FROM pragma_foreign_key_list(?) ORDER BY id, seq`,
+    );
     return tables.map((t) => {
       const columns = columnsOf.all(t.name).map((c) => ({
         name: c.name,
@@ -243,7 +245,11 @@ const handlers = {
       for (const fk of byId.values()) {
         // REFERENCES t without columns means t's primary key.
         if (fk.refColumns.some((c) => c === null)) {
-          fk.refColumns = columnsOf.all(fk.refTable).filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+          fk.refColumns = columnsOf
+            .all(fk.refTable)
+            .filter((c) => c.pk > 0)
+            .sort((a, b) => a.pk - b.pk)
+            .map((c) => c.name);
         }
       }
       return { schema: null, name: t.name, kind: t.type === 'view' ? 'view' : 'table', columns, foreignKeys: [...byId.values()] };
@@ -289,7 +295,14 @@ const handlers = {
            FROM sqlite_master m WHERE m.type = 'index' AND ${userObject} AND lower(m.name) LIKE ? ESCAPE '!'`,
         )
         .all(like)
-        .map((r) => ({ kind, schema: null, table: r.tbl, name: r.name, unique: r.uniq === 1, columns: columnsOf.all(r.name).map((c) => c.name) }));
+        .map((r) => ({
+          kind,
+          schema: null,
+          table: r.tbl,
+          name: r.name,
+          unique: r.uniq === 1,
+          columns: columnsOf.all(r.name).map((c) => c.name),
+        }));
     }
     return [];
   },

@@ -343,5 +343,7 @@ export function classifySqliteError(err: unknown): DbqError {
  * column. SQLite's own message asks the question; the hint answers it (docs/decisions.md). */
 function hintFor(message: string): { hint?: string } {
   if (!message.includes('should this be a string literal in single-quotes?')) return {};
-  return { hint: "Double quotes name a column or table in SQL; write a string in single quotes ('USA'). dbq's SQLite follows the standard here, as the sqlite3 shell does since 3.41." };
+  return {
+    hint: "Double quotes name a column or table in SQL; write a string in single quotes ('USA'). dbq's SQLite follows the standard here, as the sqlite3 shell does since 3.41.",
+  };
 }

@@ -20,17 +20,21 @@ const generateResultSchema = z.object({
 });
 
 export function aiRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOptions): void {
-  app.post('/ai/generate', {
-    schema: {
-      hide,
-      tags: ['ai'],
-      summary: 'Turn a plain-language question into SQL for a connection (validated on the database; execute:true runs it)',
-      body: jsonSchema(generateInputSchema),
-      response: responses(generateResultSchema, 200, [400, 401, 403, 404, 422, 429, 500, 502, 504, 507]),
+  app.post(
+    '/ai/generate',
+    {
+      schema: {
+        hide,
+        tags: ['ai'],
+        summary: 'Turn a plain-language question into SQL for a connection (validated on the database; execute:true runs it)',
+        body: jsonSchema(generateInputSchema),
+        response: responses(generateResultSchema, 200, [400, 401, 403, 404, 422, 429, 500, 502, 504, 507]),
+      },
     },
-  }, async (request, reply) => {
-    const principal = principalOf(request);
-    const input = parseInput(generateInputSchema, request.body);
-    return ok(await runGenerate(svc, principal, input, { source: 'api', signal: clientGoneSignal(request, reply) }));
-  });
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const input = parseInput(generateInputSchema, request.body);
+      return ok(await runGenerate(svc, principal, input, { source: 'api', signal: clientGoneSignal(request, reply) }));
+    },
+  );
 }

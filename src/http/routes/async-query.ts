@@ -39,39 +39,51 @@ const runningSchema = z.object({
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function asyncQueryRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOptions): void {
-  app.get('/query/running', {
-    schema: {
-      hide,
-      tags: ['query'],
-      summary: 'Statements running in this server process (readers: their own; admins: the workspace\'s)',
-      response: responses(runningSchema),
+  app.get(
+    '/query/running',
+    {
+      schema: {
+        hide,
+        tags: ['query'],
+        summary: "Statements running in this server process (readers: their own; admins: the workspace's)",
+        response: responses(runningSchema),
+      },
     },
-  }, async (request) => ok({ queries: svc.running.list(principalOf(request)) }));
+    async (request) => ok({ queries: svc.running.list(principalOf(request)) }),
+  );
 
-  app.get('/query/:queryId', {
-    schema: {
-      hide,
-      tags: ['query'],
-      summary: 'State of an async query, with its result or error once done',
-      params: jsonSchema(paramsSchema),
-      response: responses(queryStateSchema),
+  app.get(
+    '/query/:queryId',
+    {
+      schema: {
+        hide,
+        tags: ['query'],
+        summary: 'State of an async query, with its result or error once done',
+        params: jsonSchema(paramsSchema),
+        response: responses(queryStateSchema),
+      },
     },
-  }, async (request, reply) => {
-    const { queryId } = parseInput(paramsSchema, request.params);
-    // The stored result is JSON text already: sent as is, not parsed and serialised again.
-    return reply.type(JSON_TYPE).send(describeQuery(svc, principalOf(request), queryId));
-  });
+    async (request, reply) => {
+      const { queryId } = parseInput(paramsSchema, request.params);
+      // The stored result is JSON text already: sent as is, not parsed and serialised again.
+      return reply.type(JSON_TYPE).send(describeQuery(svc, principalOf(request), queryId));
+    },
+  );
 
-  app.post('/query/:queryId/cancel', {
-    schema: {
-      hide,
-      tags: ['query'],
-      summary: 'Cancel your own running query on the database server',
-      params: jsonSchema(paramsSchema),
-      response: responses(queryStateSchema),
+  app.post(
+    '/query/:queryId/cancel',
+    {
+      schema: {
+        hide,
+        tags: ['query'],
+        summary: 'Cancel your own running query on the database server',
+        params: jsonSchema(paramsSchema),
+        response: responses(queryStateSchema),
+      },
     },
-  }, async (request, reply) => {
-    const { queryId } = parseInput(paramsSchema, request.params);
-    return reply.type(JSON_TYPE).send(await cancelQuery(svc, principalOf(request), queryId));
-  });
+    async (request, reply) => {
+      const { queryId } = parseInput(paramsSchema, request.params);
+      return reply.type(JSON_TYPE).send(await cancelQuery(svc, principalOf(request), queryId));
+    },
+  );
 }

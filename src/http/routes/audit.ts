@@ -19,16 +19,20 @@ const auditEntrySchema = z.object({
 });
 
 export function auditRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOptions): void {
-  app.get('/audit', {
-    schema: {
-      hide,
-      tags: ['audit'],
-      summary: 'The audit log (admin): who changed who may do what, newest first, keyset-paged; never a secret',
-      querystring: jsonSchema(auditQuerySchema),
-      response: responses(z.object({ entries: z.array(auditEntrySchema), nextCursor: z.string().nullable() })),
+  app.get(
+    '/audit',
+    {
+      schema: {
+        hide,
+        tags: ['audit'],
+        summary: 'The audit log (admin): who changed who may do what, newest first, keyset-paged; never a secret',
+        querystring: jsonSchema(auditQuerySchema),
+        response: responses(z.object({ entries: z.array(auditEntrySchema), nextCursor: z.string().nullable() })),
+      },
     },
-  }, async (request) => {
-    const principal = principalOf(request);
-    return ok(await listAudit(svc.db, principal, parseInput(auditQuerySchema, request.query)));
-  });
+    async (request) => {
+      const principal = principalOf(request);
+      return ok(await listAudit(svc.db, principal, parseInput(auditQuerySchema, request.query)));
+    },
+  );
 }

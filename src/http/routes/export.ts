@@ -12,7 +12,8 @@ import { jsonSchema, parseInput, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
 const streamed = {
-  description: 'The rows, streamed: NDJSON (a `{"columns":[…]}` line, then one JSON array per row), CSV (RFC 4180, header row; cells a spreadsheet would run as a formula get a leading \' unless `csvFormulaGuard` is false) or JSON (`{"columns":[…],"rows":[…]}`)',
+  description:
+    'The rows, streamed: NDJSON (a `{"columns":[…]}` line, then one JSON array per row), CSV (RFC 4180, header row; cells a spreadsheet would run as a formula get a leading \' unless `csvFormulaGuard` is false) or JSON (`{"columns":[…],"rows":[…]}`)',
   content: {
     'application/x-ndjson': { schema: { type: 'string' } },
     'text/csv': { schema: { type: 'string' } },
@@ -21,22 +22,26 @@ const streamed = {
 };
 
 export function exportRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOptions): void {
-  app.post('/query/export', {
-    schema: {
-      hide,
-      tags: ['query'],
-      summary: 'Stream the whole result of one statement as NDJSON, CSV or JSON',
-      body: jsonSchema(exportInputSchema),
-      response: { ...responses(z.object({}), 200, [400, 401, 403, 404, 413, 422, 429, 500, 502, 503, 504, 507]), 200: streamed },
+  app.post(
+    '/query/export',
+    {
+      schema: {
+        hide,
+        tags: ['query'],
+        summary: 'Stream the whole result of one statement as NDJSON, CSV or JSON',
+        body: jsonSchema(exportInputSchema),
+        response: { ...responses(z.object({}), 200, [400, 401, 403, 404, 413, 422, 429, 500, 502, 503, 504, 507]), 200: streamed },
+      },
     },
-  }, async (request, reply) => {
-    const input = parseInput(exportInputSchema, request.body);
-    const opened = await openExport(svc, principalOf(request), input, { source: 'api', signal: clientGoneSignal(request, reply) });
-    void reply
-      .type(opened.contentType)
-      .header('content-disposition', `attachment; filename="${opened.fileName}"`)
-      .header('x-query-id', opened.queryId)
-      .header('cache-control', 'no-store');
-    return reply.send(Readable.from(opened.chunks, { objectMode: false }));
-  });
+    async (request, reply) => {
+      const input = parseInput(exportInputSchema, request.body);
+      const opened = await openExport(svc, principalOf(request), input, { source: 'api', signal: clientGoneSignal(request, reply) });
+      void reply
+        .type(opened.contentType)
+        .header('content-disposition', `attachment; filename="${opened.fileName}"`)
+        .header('x-query-id', opened.queryId)
+        .header('cache-control', 'no-store');
+      return reply.send(Readable.from(opened.chunks, { objectMode: false }));
+    },
+  );
 }

@@ -20,18 +20,39 @@ const grantsSchema = z.object({
 export function grantRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOptions): void {
   const tags = ['connections'];
 
-  app.get('/connections/:id/grants', {
-    schema: { hide, tags, summary: 'Who may use the connection (admin)', params: jsonSchema(idParams), response: responses(grantsSchema) },
-  }, async (request) => {
-    const { id } = parseInput(idParams, request.params);
-    return ok(await getGrants(svc, principalOf(request), id));
-  });
+  app.get(
+    '/connections/:id/grants',
+    {
+      schema: {
+        hide,
+        tags,
+        summary: 'Who may use the connection (admin)',
+        params: jsonSchema(idParams),
+        response: responses(grantsSchema),
+      },
+    },
+    async (request) => {
+      const { id } = parseInput(idParams, request.params);
+      return ok(await getGrants(svc, principalOf(request), id));
+    },
+  );
 
-  app.put('/connections/:id/grants', {
-    schema: { hide, tags, summary: 'Set who may use the connection (admin): everyone, or the listed users', params: jsonSchema(idParams), body: jsonSchema(grantsInputSchema), response: responses(grantsSchema) },
-  }, async (request) => {
-    const p = principalOf(request);
-    const { id } = parseInput(idParams, request.params);
-    return ok(await setGrants(svc, p, id, parseInput(grantsInputSchema, request.body), actorOf(p, request.ip, 'api')));
-  });
+  app.put(
+    '/connections/:id/grants',
+    {
+      schema: {
+        hide,
+        tags,
+        summary: 'Set who may use the connection (admin): everyone, or the listed users',
+        params: jsonSchema(idParams),
+        body: jsonSchema(grantsInputSchema),
+        response: responses(grantsSchema),
+      },
+    },
+    async (request) => {
+      const p = principalOf(request);
+      const { id } = parseInput(idParams, request.params);
+      return ok(await setGrants(svc, p, id, parseInput(grantsInputSchema, request.body), actorOf(p, request.ip, 'api')));
+    },
+  );
 }

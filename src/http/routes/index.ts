@@ -26,23 +26,39 @@ export interface RouteOptions {
 export type ApiRoute = (app: FastifyInstance, svc: Services, opts: RouteOptions) => void;
 
 /** Every /api resource; a new route file is appended here. */
-const API_ROUTES: ApiRoute[] = [connectionRoutes, queryRoutes, historyRoutes, aiRoutes, exportRoutes, asyncQueryRoutes, objectRoutes, keyRoutes, workspaceRoutes, grantRoutes, auditRoutes, toolRoutes];
+const API_ROUTES: ApiRoute[] = [
+  connectionRoutes,
+  queryRoutes,
+  historyRoutes,
+  aiRoutes,
+  exportRoutes,
+  asyncQueryRoutes,
+  objectRoutes,
+  keyRoutes,
+  workspaceRoutes,
+  grantRoutes,
+  auditRoutes,
+  toolRoutes,
+];
 
 const API_PREFIXES = ['/api', '/api/v1', '/w/:workspace/api', '/w/:workspace/api/v1'];
 
 export async function registerApiRoutes(app: FastifyInstance, svc: Services): Promise<void> {
   for (const prefix of API_PREFIXES) {
     const hide = prefix !== '/api';
-    await app.register(async (scope) => {
-      // openapi.json is public (like any API's published description); the rest needs a key.
-      openapiRoute(scope, svc, { hide: true });
-      await scope.register(async (authed) => {
-        authed.addHook('onRequest', apiAuthHook(svc));
-        // Auth starts each /api request's count (the plan comes with the principal); this
-        // waits for it after the body is parsed, before any handler runs.
-        authed.addHook('preHandler', requestLimitHook());
-        for (const route of API_ROUTES) route(authed, svc, { hide });
-      });
-    }, { prefix });
+    await app.register(
+      async (scope) => {
+        // openapi.json is public (like any API's published description); the rest needs a key.
+        openapiRoute(scope, svc, { hide: true });
+        await scope.register(async (authed) => {
+          authed.addHook('onRequest', apiAuthHook(svc));
+          // Auth starts each /api request's count (the plan comes with the principal); this
+          // waits for it after the body is parsed, before any handler runs.
+          authed.addHook('preHandler', requestLimitHook());
+          for (const route of API_ROUTES) route(authed, svc, { hide });
+        });
+      },
+      { prefix },
+    );
   }
 }

@@ -14,7 +14,12 @@ export function operationsRoutes(app: FastifyInstance, svc: Services): void {
   // process serving twice) must not collide on metric names.
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
-  const requests = new client.Counter({ name: 'dbq_http_requests_total', help: 'HTTP requests', labelNames: ['method', 'route', 'status'], registers: [registry] });
+  const requests = new client.Counter({
+    name: 'dbq_http_requests_total',
+    help: 'HTTP requests',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  });
   const duration = new client.Histogram({
     name: 'dbq_http_request_duration_seconds',
     help: 'HTTP request duration',
@@ -22,7 +27,14 @@ export function operationsRoutes(app: FastifyInstance, svc: Services): void {
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
     registers: [registry],
   });
-  new client.Gauge({ name: 'dbq_queries_running', help: 'Statements in flight', registers: [registry], collect() { this.set(svc.running.size); } });
+  new client.Gauge({
+    name: 'dbq_queries_running',
+    help: 'Statements in flight',
+    registers: [registry],
+    collect() {
+      this.set(svc.running.size);
+    },
+  });
 
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -55,7 +67,10 @@ export function operationsRoutes(app: FastifyInstance, svc: Services): void {
   for (const path of ['/docs', '/w/:workspace/docs', '/api/docs', '/w/:workspace/api/docs']) {
     app.get(path, { schema: { hide: true } }, async (request, reply) => {
       await assertWorkspaceExists(svc, request);
-      return reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'self'; script-src 'unsafe-inline' 'self'; style-src 'unsafe-inline'").send(DOCS_HTML);
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('content-security-policy', "default-src 'self'; script-src 'unsafe-inline' 'self'; style-src 'unsafe-inline'")
+        .send(DOCS_HTML);
     });
   }
 }

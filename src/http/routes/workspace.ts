@@ -22,16 +22,35 @@ const patchSchema = z
 export function workspaceRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOptions): void {
   const tags = ['workspace'];
 
-  app.get('/workspace', {
-    schema: { hide, tags, summary: 'The workspace this key belongs to, with its settings', response: responses(z.object({ workspace: workspaceSchema })) },
-  }, async (request) => ok({ workspace: await getWorkspaceSettings(svc.db, principalOf(request).workspace.slug) }));
+  app.get(
+    '/workspace',
+    {
+      schema: {
+        hide,
+        tags,
+        summary: 'The workspace this key belongs to, with its settings',
+        response: responses(z.object({ workspace: workspaceSchema })),
+      },
+    },
+    async (request) => ok({ workspace: await getWorkspaceSettings(svc.db, principalOf(request).workspace.slug) }),
+  );
 
-  app.patch('/workspace', {
-    schema: { hide, tags, summary: 'Change workspace settings (admin): maxKeyDays', body: jsonSchema(patchSchema), response: responses(z.object({ workspace: workspaceSchema })) },
-  }, async (request) => {
-    const p = principalOf(request);
-    requireAdmin(p);
-    const { maxKeyDays } = parseInput(patchSchema, request.body);
-    return ok({ workspace: await setMaxKeyDays(svc.db, p.workspace.slug, maxKeyDays, actorOf(p, request.ip, 'api')) });
-  });
+  app.patch(
+    '/workspace',
+    {
+      schema: {
+        hide,
+        tags,
+        summary: 'Change workspace settings (admin): maxKeyDays',
+        body: jsonSchema(patchSchema),
+        response: responses(z.object({ workspace: workspaceSchema })),
+      },
+    },
+    async (request) => {
+      const p = principalOf(request);
+      requireAdmin(p);
+      const { maxKeyDays } = parseInput(patchSchema, request.body);
+      return ok({ workspace: await setMaxKeyDays(svc.db, p.workspace.slug, maxKeyDays, actorOf(p, request.ip, 'api')) });
+    },
+  );
 }

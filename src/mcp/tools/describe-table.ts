@@ -19,7 +19,12 @@ const tableSchema = z.looseObject({
   kind: z.enum(['table', 'view']),
   columns: z.array(z.looseObject({ name: z.string(), type: z.string(), nullable: z.boolean(), primaryKey: z.boolean() })),
   foreignKeys: z.array(
-    z.looseObject({ columns: z.array(z.string()), refTable: z.string(), refSchema: z.string().nullable(), refColumns: z.array(z.string()) }),
+    z.looseObject({
+      columns: z.array(z.string()),
+      refTable: z.string(),
+      refSchema: z.string().nullable(),
+      refColumns: z.array(z.string()),
+    }),
   ),
 });
 const outputSchema = z.looseObject({ connectionId: z.string(), connectionName: z.string(), table: tableSchema });
@@ -48,16 +53,18 @@ export const describeTableTool: DbqTool<typeof inputSchema, typeof outputSchema>
   ].join(' '),
   inputSchema,
   outputSchema,
-  handler: (svc) => async (args, { principal }) => {
-    assertRawAccess(principal);
-    const row = await getConnectionFor(svc, principal, args.connectionId);
-    const engine = svc.pools.forRead(row);
-    let table = pickTable(await engine.listTables(args.schema), args.table);
-    const dot = args.table.indexOf('.');
-    if (!table && args.schema === undefined && dot > 0) {
-      table = pickTable(await engine.listTables(args.table.slice(0, dot)), args.table.slice(dot + 1));
-    }
-    if (!table) throw new NotFoundError('Table not found');
-    return { connectionId: row.id, connectionName: row.name, table };
-  },
+  handler:
+    (svc) =>
+    async (args, { principal }) => {
+      assertRawAccess(principal);
+      const row = await getConnectionFor(svc, principal, args.connectionId);
+      const engine = svc.pools.forRead(row);
+      let table = pickTable(await engine.listTables(args.schema), args.table);
+      const dot = args.table.indexOf('.');
+      if (!table && args.schema === undefined && dot > 0) {
+        table = pickTable(await engine.listTables(args.table.slice(0, dot)), args.table.slice(dot + 1));
+      }
+      if (!table) throw new NotFoundError('Table not found');
+      return { connectionId: row.id, connectionName: row.name, table };
+    },
 };

@@ -7,7 +7,10 @@ const inputSchema = z
   .object({
     limit: z.number().int().min(1).max(200).optional().describe('Entries per page, 1-200 (default 50)'),
     connectionId: z.string().min(1).max(200).optional().describe('Only queries of this connection (id or name)'),
-    status: z.enum(HISTORY_STATUSES as [HistoryStatus, ...HistoryStatus[]]).optional().describe('Only entries with this outcome'),
+    status: z
+      .enum(HISTORY_STATUSES as [HistoryStatus, ...HistoryStatus[]])
+      .optional()
+      .describe('Only entries with this outcome'),
     cursor: z.string().max(200).optional().describe('nextCursor of the previous page, to read older entries'),
   })
   .strict();
@@ -20,10 +23,13 @@ export const getQueryHistoryTool: DbqTool<typeof inputSchema, typeof outputSchem
   description: [
     'Returns the query history, newest first: {entries: [{id, queryId, connectionId, connectionName, sql, statementType,',
     'status: "succeeded"|"failed"|"rejected"|"timed_out"|"canceled"|"running", rowCount, affectedRows, durationMs, error, source: "api"|"mcp"|"ai"|"ui", apiKey, user, createdAt}], nextCursor}.',
-    'Parameter values are not stored. A read-only key sees its own user\'s entries only; an admin key sees the whole workspace.',
+    "Parameter values are not stored. A read-only key sees its own user's entries only; an admin key sees the whole workspace.",
     'Pages hold up to `limit` entries (default 50, max 200); a page whose search ran out of time may hold fewer, even none, with a `nextCursor`: pass `nextCursor` back as `cursor` for older entries until it is null.',
   ].join(' '),
   inputSchema,
   outputSchema,
-  handler: (svc) => async (args, { principal }) => listHistory(svc.db, principal, historyQuerySchema.parse(args), { reader: svc.historyReader }),
+  handler:
+    (svc) =>
+    async (args, { principal }) =>
+      listHistory(svc.db, principal, historyQuerySchema.parse(args), { reader: svc.historyReader }),
 };

@@ -95,7 +95,9 @@ export function registerTools(server: Server, svc: Services, session: ToolSessio
   const schemas = new Map<string, z.ZodObject>(BUILTINS.map(([tool]) => [tool.name, tool.inputSchema]));
   server.registerCapabilities({ tools: { listChanged: true } });
 
-  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({ tools: await toolsFor(svc, await session.principalOf(extra)) }));
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
+    tools: await toolsFor(svc, await session.principalOf(extra)),
+  }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name } = request.params;

@@ -20,5 +20,7 @@ export const listConnectionsTool: DbqTool<typeof inputSchema, typeof outputSchem
   ].join(' '),
   inputSchema,
   outputSchema,
-  handler: (svc) => async (_args, { principal }) => ({ connections: await listConnectionsFor(svc, principal) }),
+  handler:
+    (svc) =>
+    async (_args, { principal }) => ({ connections: await listConnectionsFor(svc, principal) }),
 };

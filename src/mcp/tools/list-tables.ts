@@ -6,14 +6,21 @@ import { assertRawAccess } from '../../access/scope.ts';
 const inputSchema = z
   .object({
     connectionId: z.string().min(1).max(200).describe('Connection id (conn_…) or name, from list_connections'),
-    schema: z.string().min(1).max(200).optional().describe('Only this schema (PostgreSQL schema, MySQL database). Omit for every non-system schema.'),
+    schema: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('Only this schema (PostgreSQL schema, MySQL database). Omit for every non-system schema.'),
   })
   .strict();
 
 const outputSchema = z.looseObject({
   connectionId: z.string(),
   connectionName: z.string(),
-  tables: z.array(z.looseObject({ schema: z.string().nullable(), name: z.string(), kind: z.enum(['table', 'view']), columnCount: z.number() })),
+  tables: z.array(
+    z.looseObject({ schema: z.string().nullable(), name: z.string(), kind: z.enum(['table', 'view']), columnCount: z.number() }),
+  ),
 });
 
 export const listTablesTool: DbqTool<typeof inputSchema, typeof outputSchema> = {
@@ -27,14 +34,16 @@ export const listTablesTool: DbqTool<typeof inputSchema, typeof outputSchema> = 
   ].join(' '),
   inputSchema,
   outputSchema,
-  handler: (svc) => async (args, { principal }) => {
-    assertRawAccess(principal);
-    const row = await getConnectionFor(svc, principal, args.connectionId);
-    const tables = await svc.pools.forRead(row).listTables(args.schema);
-    return {
-      connectionId: row.id,
-      connectionName: row.name,
-      tables: tables.map((t) => ({ schema: t.schema, name: t.name, kind: t.kind, columnCount: t.columns.length })),
-    };
-  },
+  handler:
+    (svc) =>
+    async (args, { principal }) => {
+      assertRawAccess(principal);
+      const row = await getConnectionFor(svc, principal, args.connectionId);
+      const tables = await svc.pools.forRead(row).listTables(args.schema);
+      return {
+        connectionId: row.id,
+        connectionName: row.name,
+        tables: tables.map((t) => ({ schema: t.schema, name: t.name, kind: t.kind, columnCount: t.columns.length })),
+      };
+    },
 };

@@ -6,7 +6,13 @@ const inputSchema = z
   .object({
     connectionId: z.string().min(1).max(200).describe('Connection id (conn_…) or name, from list_connections'),
     ...searchObjectsFields,
-    limit: z.number().int().min(1).max(SEARCH_LIMIT_MAX).default(SEARCH_LIMIT_DEFAULT).describe(`At most this many objects (default ${SEARCH_LIMIT_DEFAULT}, max ${SEARCH_LIMIT_MAX})`),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(SEARCH_LIMIT_MAX)
+      .default(SEARCH_LIMIT_DEFAULT)
+      .describe(`At most this many objects (default ${SEARCH_LIMIT_DEFAULT}, max ${SEARCH_LIMIT_MAX})`),
   })
   .strict();
 
@@ -29,5 +35,7 @@ export const searchObjectsTool: DbqTool<typeof inputSchema, typeof outputSchema>
   ].join(' '),
   inputSchema,
   outputSchema,
-  handler: (svc) => async ({ connectionId, ...input }, { principal }) => ({ ...(await searchObjects(svc, principal, connectionId, input)) }),
+  handler:
+    (svc) =>
+    async ({ connectionId, ...input }, { principal }) => ({ ...(await searchObjects(svc, principal, connectionId, input)) }),
 };

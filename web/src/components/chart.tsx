@@ -76,7 +76,8 @@ export function Chart({ columns, rows }: { columns: Column[]; rows: unknown[][] 
   }
   const picked = ys.filter((i) => numeric.includes(i));
   const yCols = picked.length ? picked : [defaultY];
-  const toggleY = (i: number, on: boolean) => setYs(on ? numeric.filter((n) => n === i || yCols.includes(n)) : yCols.filter((n) => n !== i));
+  const toggleY = (i: number, on: boolean) =>
+    setYs(on ? numeric.filter((n) => n === i || yCols.includes(n)) : yCols.filter((n) => n !== i));
   const limit = kind === 'bar' ? MAX_BARS : MAX_POINTS;
   const shown = rows.slice(0, limit);
   const labels = shown.map((r) => cellText(r[x]));
@@ -85,7 +86,11 @@ export function Chart({ columns, rows }: { columns: Column[]; rows: unknown[][] 
   let lo = Math.min(0, ...values);
   let hi = Math.max(0, ...values);
   if (lo === hi) hi = lo + 1;
-  const step = niceStep(hi - lo, W < 500 ? 4 : 5, values.every((v) => Number.isInteger(v)));
+  const step = niceStep(
+    hi - lo,
+    W < 500 ? 4 : 5,
+    values.every((v) => Number.isInteger(v)),
+  );
   lo = Math.floor(lo / step) * step;
   hi = Math.ceil(hi / step) * step;
   const ticks: number[] = [];
@@ -130,12 +135,21 @@ export function Chart({ columns, rows }: { columns: Column[]; rows: unknown[][] 
           <legend>Y axis</legend>
           {numeric.map((i) => (
             <label key={i} class={`series-pick series-${yCols.indexOf(i) % SERIES}`}>
-              <input type="checkbox" checked={yCols.includes(i)} disabled={yCols.length === 1 && yCols[0] === i} onChange={(e) => toggleY(i, e.currentTarget.checked)} />
+              <input
+                type="checkbox"
+                checked={yCols.includes(i)}
+                disabled={yCols.length === 1 && yCols[0] === i}
+                onChange={(e) => toggleY(i, e.currentTarget.checked)}
+              />
               {columns[i].name}
             </label>
           ))}
         </fieldset>
-        {rows.length > limit && <span class="muted">First {limit.toLocaleString()} of {rows.length.toLocaleString()} rows</span>}
+        {rows.length > limit && (
+          <span class="muted">
+            First {limit.toLocaleString()} of {rows.length.toLocaleString()} rows
+          </span>
+        )}
       </div>
       <svg class="chart-svg" viewBox={`0 0 ${W} ${H}`} role="img" aria-label={title} data-kind={kind}>
         <title>{title}</title>

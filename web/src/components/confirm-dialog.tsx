@@ -22,7 +22,15 @@ export function ConfirmDialog(props: {
     if (!props.open && dialog.open) dialog.close();
   }, [props.open]);
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby={titleId} onCancel={(e) => { e.preventDefault(); props.onCancel(); }}>
+    <dialog
+      ref={ref}
+      class="dialog"
+      aria-labelledby={titleId}
+      onCancel={(e) => {
+        e.preventDefault();
+        props.onCancel();
+      }}
+    >
       <h2 id={titleId}>{props.title}</h2>
       <div class="dialog-body">{props.children}</div>
       <div class="dialog-actions">

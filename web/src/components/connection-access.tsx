@@ -12,7 +12,15 @@ interface User {
 }
 type Grants = { everyone: true } | { everyone: false; users: { id: string; email: string }[] };
 
-export function ConnectionAccess({ connection, onClose, onError }: { connection: { id: string; name: string } | null; onClose(): void; onError(err: unknown): void }) {
+export function ConnectionAccess({
+  connection,
+  onClose,
+  onError,
+}: {
+  connection: { id: string; name: string } | null;
+  onClose(): void;
+  onError(err: unknown): void;
+}) {
   const [users, setUsers] = useState<User[] | null>(null);
   const [everyone, setEveryone] = useState(true);
   const [chosen, setChosen] = useState<string[]>([]);
@@ -21,21 +29,27 @@ export function ConnectionAccess({ connection, onClose, onError }: { connection:
   useEffect(() => {
     if (!connection) return;
     setUsers(null);
-    Promise.all([api.get<{ users: User[] }>('/users'), api.get<Grants>(`/connections/${encodeURIComponent(connection.id)}/grants`)]).then(([u, g]) => {
-      setUsers(u.users);
-      setEveryone(g.everyone);
-      setChosen(g.everyone ? [] : g.users.map((x) => x.id));
-    }, (err) => {
-      onClose();
-      onError(err);
-    });
+    Promise.all([api.get<{ users: User[] }>('/users'), api.get<Grants>(`/connections/${encodeURIComponent(connection.id)}/grants`)]).then(
+      ([u, g]) => {
+        setUsers(u.users);
+        setEveryone(g.everyone);
+        setChosen(g.everyone ? [] : g.users.map((x) => x.id));
+      },
+      (err) => {
+        onClose();
+        onError(err);
+      },
+    );
   }, [connection?.id]);
 
   const save = async () => {
     if (!connection) return;
     setBusy(true);
     try {
-      await api.put(`/connections/${encodeURIComponent(connection.id)}/grants`, everyone ? { everyone: true } : { everyone: false, users: chosen });
+      await api.put(
+        `/connections/${encodeURIComponent(connection.id)}/grants`,
+        everyone ? { everyone: true } : { everyone: false, users: chosen },
+      );
       onClose();
     } catch (err) {
       onError(err);
@@ -46,7 +60,14 @@ export function ConnectionAccess({ connection, onClose, onError }: { connection:
 
   const toggle = (id: string, on: boolean) => setChosen((c) => (on ? [...c, id] : c.filter((x) => x !== id)));
   return (
-    <ConfirmDialog open={connection !== null} title={`Who may use ${connection?.name ?? ''}?`} confirmLabel="Save access" busy={busy || users === null} onConfirm={save} onCancel={onClose}>
+    <ConfirmDialog
+      open={connection !== null}
+      title={`Who may use ${connection?.name ?? ''}?`}
+      confirmLabel="Save access"
+      busy={busy || users === null}
+      onConfirm={save}
+      onCancel={onClose}
+    >
       {users === null ? (
         <p class="muted">Loading…</p>
       ) : (
@@ -62,11 +83,14 @@ export function ConnectionAccess({ connection, onClose, onError }: { connection:
               .filter((u) => u.role !== 'admin')
               .map((u) => (
                 <label class="check" key={u.id}>
-                  <input type="checkbox" checked={chosen.includes(u.id)} onChange={(e) => toggle(u.id, e.currentTarget.checked)} /> {u.email}
+                  <input type="checkbox" checked={chosen.includes(u.id)} onChange={(e) => toggle(u.id, e.currentTarget.checked)} />{' '}
+                  {u.email}
                 </label>
               ))}
           </fieldset>
-          <p class="muted">Users left out do not see this connection at all: it is missing from their lists and answers “Connection not found”.</p>
+          <p class="muted">
+            Users left out do not see this connection at all: it is missing from their lists and answers “Connection not found”.
+          </p>
         </>
       )}
     </ConfirmDialog>

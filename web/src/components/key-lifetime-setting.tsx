@@ -2,7 +2,15 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 
-export function KeyLifetimeSetting({ maxKeyDays, onSaved, onError }: { maxKeyDays: number | null; onSaved(days: number | null): void; onError(err: unknown): void }) {
+export function KeyLifetimeSetting({
+  maxKeyDays,
+  onSaved,
+  onError,
+}: {
+  maxKeyDays: number | null;
+  onSaved(days: number | null): void;
+  onError(err: unknown): void;
+}) {
   const [value, setValue] = useState(maxKeyDays === null ? '' : String(maxKeyDays));
   const [busy, setBusy] = useState(false);
   const save = async (e: Event) => {

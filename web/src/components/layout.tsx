@@ -26,12 +26,19 @@ export function Layout({ me, children, wide }: { me: Me | null; children: Compon
   };
   return (
     <>
-      <a class="skip" href="#main">Skip to content</a>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
       <header class="topbar">
         <a class="brand" href={href('/')}>
-          <span class="logo" aria-hidden="true">◆</span> dbq
+          <span class="logo" aria-hidden="true">
+            ◆
+          </span>{' '}
+          dbq
         </a>
-        <span class="workspace" title="Workspace">{WORKSPACE}</span>
+        <span class="workspace" title="Workspace">
+          {WORKSPACE}
+        </span>
         <nav aria-label="Main">
           <ul>
             {NAV.filter((n) => !n.adminOnly || me?.user.role === 'admin').map((n) => (
@@ -47,7 +54,9 @@ export function Layout({ me, children, wide }: { me: Me | null; children: Compon
           {me && (
             <>
               <span class="email">{me.user.email}</span>
-              <span class={`badge ${me.user.role === 'admin' ? 'badge-admin' : ''}`}>{me.user.role === 'admin' ? 'admin' : 'read only'}</span>
+              <span class={`badge ${me.user.role === 'admin' ? 'badge-admin' : ''}`}>
+                {me.user.role === 'admin' ? 'admin' : 'read only'}
+              </span>
               <button type="button" class="btn btn-ghost" onClick={signOut} disabled={signingOut}>
                 Sign out
               </button>

@@ -55,7 +55,14 @@ export function NewKeyForm({ connections, tools: allTools, maxKeyDays, busy, onS
       <div class="grid-form">
         <label class="field">
           <span>Name</span>
-          <input ref={nameRef} required maxLength={100} placeholder="e.g. ci-pipeline" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          <input
+            ref={nameRef}
+            required
+            maxLength={100}
+            placeholder="e.g. ci-pipeline"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
         </label>
         <label class="field">
           <span>Expires in (days)</span>
@@ -69,10 +76,12 @@ export function NewKeyForm({ connections, tools: allTools, maxKeyDays, busy, onS
           />
         </label>
         <label class="check">
-          <input type="checkbox" checked={readOnly} onChange={(e) => setReadOnly(e.currentTarget.checked)} /> Read-only (reads only, whatever your role)
+          <input type="checkbox" checked={readOnly} onChange={(e) => setReadOnly(e.currentTarget.checked)} /> Read-only (reads only,
+          whatever your role)
         </label>
         <label class="check">
-          <input type="checkbox" checked={toolsOnly} onChange={(e) => setToolsOnly(e.currentTarget.checked)} /> Curated tools only (no raw SQL)
+          <input type="checkbox" checked={toolsOnly} onChange={(e) => setToolsOnly(e.currentTarget.checked)} /> Curated tools only (no raw
+          SQL)
         </label>
       </div>
       {maxKeyDays !== null && <small class="field-hint muted">Keys of this workspace live at most {maxKeyDays} days.</small>}
@@ -91,8 +100,8 @@ export function NewKeyForm({ connections, tools: allTools, maxKeyDays, busy, onS
         {allTools.length === 0 && <small class="muted">No tools in this workspace yet.</small>}
         {allTools.map((t) => (
           <label class="check" key={t.name} title={t.description}>
-            <input type="checkbox" checked={tools.includes(t.name)} onChange={(e) => toggleTool(t.name, e.currentTarget.checked)} /> {t.name}{' '}
-            <small class="muted">on {names.get(t.connectionId) ?? t.connectionId}</small>
+            <input type="checkbox" checked={tools.includes(t.name)} onChange={(e) => toggleTool(t.name, e.currentTarget.checked)} />{' '}
+            {t.name} <small class="muted">on {names.get(t.connectionId) ?? t.connectionId}</small>
           </label>
         ))}
       </fieldset>
@@ -109,7 +118,10 @@ export function NewKeyForm({ connections, tools: allTools, maxKeyDays, busy, onS
 }
 
 /** "Read-only · warehouse · tools only" — what a key narrows, for the list. */
-export function scopeText(scope: { readOnly?: boolean; connections?: string[]; toolsOnly?: boolean; tools?: string[] } | null, names: Map<string, string>): string {
+export function scopeText(
+  scope: { readOnly?: boolean; connections?: string[]; toolsOnly?: boolean; tools?: string[] } | null,
+  names: Map<string, string>,
+): string {
   if (!scope) return 'Full (as its user)';
   const parts: string[] = [];
   if (scope.readOnly) parts.push('Read-only');

@@ -67,12 +67,17 @@ export function NewPasswordFields(props: {
           onInput={(e) => props.onPassword(e.currentTarget.value)}
         />
       </label>
-      {hint && (
-        <small id="password-hint" class="muted field-hint">{`At least ${MIN_PASSWORD} characters.`}</small>
-      )}
+      {hint && <small id="password-hint" class="muted field-hint">{`At least ${MIN_PASSWORD} characters.`}</small>}
       <label class="field">
         <span>{confirmLabel}</span>
-        <input type="password" autocomplete="new-password" minLength={MIN_PASSWORD} required value={props.confirm} onInput={(e) => props.onConfirm(e.currentTarget.value)} />
+        <input
+          type="password"
+          autocomplete="new-password"
+          minLength={MIN_PASSWORD}
+          required
+          value={props.confirm}
+          onInput={(e) => props.onConfirm(e.currentTarget.value)}
+        />
       </label>
     </>
   );

@@ -91,7 +91,11 @@ export function ResultTable({ columns, rows }: { columns: Column[]; rows: unknow
                   const v = row[i];
                   const text = cellText(v);
                   return (
-                    <td key={i} class={v === null || v === undefined ? 'null' : typeof v === 'number' ? 'num' : undefined} title={text.length > 40 ? text.slice(0, 2000) : undefined}>
+                    <td
+                      key={i}
+                      class={v === null || v === undefined ? 'null' : typeof v === 'number' ? 'num' : undefined}
+                      title={text.length > 40 ? text.slice(0, 2000) : undefined}
+                    >
                       {text}
                     </td>
                   );

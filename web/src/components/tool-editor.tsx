@@ -88,7 +88,11 @@ function paramOf(r: Row): ToolParam {
   if (r.default.trim()) {
     const d = r.default.trim();
     p.default =
-      r.type === 'boolean' ? d === 'true' : r.type === 'array' ? d.split(',').map((s) => scalar(r.itemType, s.trim())) : scalar(r.type === 'enum' && values.every((v) => !isNaN(Number(v))) ? 'number' : r.type, d);
+      r.type === 'boolean'
+        ? d === 'true'
+        : r.type === 'array'
+          ? d.split(',').map((s) => scalar(r.itemType, s.trim()))
+          : scalar(r.type === 'enum' && values.every((v) => !isNaN(Number(v))) ? 'number' : r.type, d);
   }
   if (numeric(elementType) || elementType === 'date' || r.type === 'array') {
     const bound = (t: string) => (t.trim() === '' ? undefined : numeric(elementType) || r.type === 'array' ? Number(t) : t.trim());
@@ -119,7 +123,10 @@ export function formProblem(f: { name: string; connectionId: string; sql: string
     if (seen.has(r.name)) return `${label}: another parameter already has this name.`;
     seen.add(r.name);
     if (r.type === 'enum' && !r.values.some((v) => v.trim())) return `${label}: an enum needs at least one allowed value.`;
-    for (const [what, text] of [['minimum', r.min], ['maximum', r.max]] as const) {
+    for (const [what, text] of [
+      ['minimum', r.min],
+      ['maximum', r.max],
+    ] as const) {
       if (text.trim() && (numeric(r.type) || r.type === 'array') && isNaN(Number(text))) return `${label}: the ${what} must be a number.`;
     }
   }
@@ -128,7 +135,8 @@ export function formProblem(f: { name: string; connectionId: string; sql: string
   const missing = used.find((n) => !declared.has(n));
   if (missing) return `SQL: :${missing} has no parameter. Add a parameter named ${missing}, or remove it from the SQL.`;
   const unused = f.rows.find((r) => !used.includes(r.name));
-  if (unused) return `Parameter ${unused.name} is not used in the SQL: write :${unused.name} where its value goes, or remove the parameter.`;
+  if (unused)
+    return `Parameter ${unused.name} is not used in the SQL: write :${unused.name} where its value goes, or remove the parameter.`;
   return null;
 }
 
@@ -161,8 +169,17 @@ function ValuesList({ values, onChange, label }: { values: string[]; onChange: (
       <legend>Allowed values</legend>
       {list.map((v, i) => (
         <div class="values-row" key={i}>
-          <input aria-label={`${label} ${i + 1}`} value={v} onInput={(e) => onChange(list.map((x, k) => (k === i ? e.currentTarget.value : x)))} />
-          <button type="button" class="btn btn-small btn-ghost" aria-label={`Remove value ${i + 1}`} onClick={() => onChange(list.filter((_, k) => k !== i))}>
+          <input
+            aria-label={`${label} ${i + 1}`}
+            value={v}
+            onInput={(e) => onChange(list.map((x, k) => (k === i ? e.currentTarget.value : x)))}
+          />
+          <button
+            type="button"
+            class="btn btn-small btn-ghost"
+            aria-label={`Remove value ${i + 1}`}
+            onClick={() => onChange(list.filter((_, k) => k !== i))}
+          >
             ×
           </button>
         </div>
@@ -211,7 +228,11 @@ function ParamRow({ row, index, onChange, onRemove }: { row: Row; index: number;
         )}
         <label class="field">
           <span>Default</span>
-          <input value={row.default} placeholder={row.type === 'array' ? 'a, b, c' : row.type === 'boolean' ? 'true or false' : 'none'} onInput={(e) => set({ default: e.currentTarget.value })} />
+          <input
+            value={row.default}
+            placeholder={row.type === 'array' ? 'a, b, c' : row.type === 'boolean' ? 'true or false' : 'none'}
+            onInput={(e) => set({ default: e.currentTarget.value })}
+          />
         </label>
         <label class="check">
           <input type="checkbox" checked={row.required} onChange={(e) => set({ required: e.currentTarget.checked })} /> Required
@@ -242,7 +263,11 @@ function ParamRow({ row, index, onChange, onRemove }: { row: Row; index: number;
         )}
         <label class="field span-2">
           <span>Description</span>
-          <input value={row.description} placeholder="What the caller should pass" onInput={(e) => set({ description: e.currentTarget.value })} />
+          <input
+            value={row.description}
+            placeholder="What the caller should pass"
+            onInput={(e) => set({ description: e.currentTarget.value })}
+          />
         </label>
       </div>
       {row.type === 'enum' && <ValuesList label={`Values of ${label}`} values={row.values} onChange={(values) => set({ values })} />}
@@ -253,7 +278,15 @@ function ParamRow({ row, index, onChange, onRemove }: { row: Row; index: number;
   );
 }
 
-export function ToolEditor({ tool, onSaved, onCancel }: { tool: ToolDefinition | null; onSaved: (name: string, tryIt: boolean) => void; onCancel: () => void }) {
+export function ToolEditor({
+  tool,
+  onSaved,
+  onCancel,
+}: {
+  tool: ToolDefinition | null;
+  onSaved: (name: string, tryIt: boolean) => void;
+  onCancel: () => void;
+}) {
   const [connections, setConnections] = useState<{ id: string; name: string; engine: Dialect }[]>([]);
   const [name, setName] = useState(tool?.name ?? '');
   const [description, setDescription] = useState(tool?.description ?? '');
@@ -331,7 +364,9 @@ export function ToolEditor({ tool, onSaved, onCancel }: { tool: ToolDefinition |
   const addFromSql = () => {
     const text = editor.current?.getValue() ?? sql;
     const declared = new Set(rows.map((r) => r.name));
-    const fresh = [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1]))].filter((n) => !n.startsWith('caller.') && !declared.has(n));
+    const fresh = [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1]))].filter(
+      (n) => !n.startsWith('caller.') && !declared.has(n),
+    );
     if (fresh.length) setRows([...rows, ...fresh.map((n) => blankRow(n))]);
     setError(null);
   };
@@ -376,23 +411,42 @@ export function ToolEditor({ tool, onSaved, onCancel }: { tool: ToolDefinition |
             </label>
             <label class="field span-2">
               <span>Description</span>
-              <input value={description} placeholder="What the tool answers, for people and AI agents" onInput={(e) => setDescription(e.currentTarget.value)} />
+              <input
+                value={description}
+                placeholder="What the tool answers, for people and AI agents"
+                onInput={(e) => setDescription(e.currentTarget.value)}
+              />
             </label>
           </div>
           <div class="field">
             <span id="tool-sql-label">SQL</span>
             <div class="editor-wrap">
-              <SqlEditor labelledBy="tool-sql-label" initial={sql} dialect={dialect} schema={{}} params onRun={() => {}} onChange={setSql} handle={editor} />
+              <SqlEditor
+                labelledBy="tool-sql-label"
+                initial={sql}
+                dialect={dialect}
+                schema={{}}
+                params
+                onRun={() => {}}
+                onChange={setSql}
+                handle={editor}
+              />
             </div>
             <small class="muted">
-              <code>:name</code> is a parameter's value; <code>:caller.email</code>, <code>:caller.userId</code> and <code>:caller.keyId</code> are bound from whoever runs the
-              tool.
+              <code>:name</code> is a parameter's value; <code>:caller.email</code>, <code>:caller.userId</code> and{' '}
+              <code>:caller.keyId</code> are bound from whoever runs the tool.
             </small>
           </div>
           <h3 class="params-title">Parameters</h3>
           {rows.length === 0 && <p class="muted">None yet.</p>}
           {rows.map((r, i) => (
-            <ParamRow key={i} row={r} index={i} onChange={(nr) => setRows(rows.map((x, k) => (k === i ? nr : x)))} onRemove={() => setRows(rows.filter((_, k) => k !== i))} />
+            <ParamRow
+              key={i}
+              row={r}
+              index={i}
+              onChange={(nr) => setRows(rows.map((x, k) => (k === i ? nr : x)))}
+              onRemove={() => setRows(rows.filter((_, k) => k !== i))}
+            />
           ))}
           <div class="form-actions">
             <button type="button" class="btn" onClick={() => setRows([...rows, blankRow()])}>

@@ -50,7 +50,13 @@ export function AccountPage() {
       <form class="card inline-form grid-form" onSubmit={submit} aria-label="Change password">
         <label class="field">
           <span>Current password</span>
-          <input type="password" autocomplete="current-password" required value={form.current} onInput={(e) => setForm({ ...form, current: e.currentTarget.value })} />
+          <input
+            type="password"
+            autocomplete="current-password"
+            required
+            value={form.current}
+            onInput={(e) => setForm({ ...form, current: e.currentTarget.value })}
+          />
         </label>
         <NewPasswordFields
           password={form.next}

@@ -22,9 +22,24 @@ interface ApiKey {
 }
 
 function StatusBadge({ k }: { k: ApiKey }) {
-  if (k.revokedAt) return <span class="badge badge-muted" title={`Revoked ${formatTime(k.revokedAt)}`}>Revoked</span>;
-  if (k.expired) return <span class="badge badge-muted" title={`Expired ${formatTime(k.expiresAt!)}`}>Expired</span>;
-  if (k.expiresSoon) return <span class="badge badge-warn" title={`Expires ${formatTime(k.expiresAt!)}`}>Expires soon</span>;
+  if (k.revokedAt)
+    return (
+      <span class="badge badge-muted" title={`Revoked ${formatTime(k.revokedAt)}`}>
+        Revoked
+      </span>
+    );
+  if (k.expired)
+    return (
+      <span class="badge badge-muted" title={`Expired ${formatTime(k.expiresAt!)}`}>
+        Expired
+      </span>
+    );
+  if (k.expiresSoon)
+    return (
+      <span class="badge badge-warn" title={`Expires ${formatTime(k.expiresAt!)}`}>
+        Expires soon
+      </span>
+    );
   return <span class="badge badge-ok">Active</span>;
 }
 
@@ -49,19 +64,24 @@ export function ApiKeysPage() {
     if (!handleSignedOut(err)) setError(err instanceof ApiError ? err.message : String(err));
   };
   const load = () =>
-    api.get<{ apiKeys: ApiKey[]; scope: 'workspace' | 'own'; maxKeyDays: number | null; connections: { id: string; name: string }[] }>('/keys').then((d) => {
-      setKeys(d.apiKeys);
-      setScope(d.scope);
-      setMaxKeyDays(d.maxKeyDays);
-      setConnections(d.connections);
-    }, fail);
+    api
+      .get<{ apiKeys: ApiKey[]; scope: 'workspace' | 'own'; maxKeyDays: number | null; connections: { id: string; name: string }[] }>(
+        '/keys',
+      )
+      .then((d) => {
+        setKeys(d.apiKeys);
+        setScope(d.scope);
+        setMaxKeyDays(d.maxKeyDays);
+        setConnections(d.connections);
+      }, fail);
 
   useEffect(() => {
     if (me) void load();
   }, [me]);
   // The tools a key may be narrowed to, picked rather than typed.
   useEffect(() => {
-    if (creating) api.get<{ tools: { name: string; connectionId: string; description: string }[] }>('/tools').then((d) => setTools(d.tools), fail);
+    if (creating)
+      api.get<{ tools: { name: string; connectionId: string; description: string }[] }>('/tools').then((d) => setTools(d.tools), fail);
   }, [creating]);
   const create = async (request: KeyRequest) => {
     setBusy(true);
@@ -135,22 +155,36 @@ export function ApiKeysPage() {
         <div>
           <h1>API keys</h1>
           <p class="muted">
-            Keys authenticate programs against <code>/api</code>, <code>/mcp</code> and <code>/sse</code> with your permissions, or fewer:
-            a key can be read-only, limited to some connections or to curated tools, and expire.
+            Keys authenticate programs against <code>/api</code>, <code>/mcp</code> and <code>/sse</code> with your permissions, or fewer: a
+            key can be read-only, limited to some connections or to curated tools, and expire.
             {scope === 'workspace' ? ' As an admin you see every key in this workspace.' : ' You see your own keys.'}
           </p>
         </div>
         {!creating && (
-          <button type="button" class="btn btn-primary" onClick={() => { setCreating(true); setCreated(null); }}>
+          <button
+            type="button"
+            class="btn btn-primary"
+            onClick={() => {
+              setCreating(true);
+              setCreated(null);
+            }}
+          >
             Create API key
           </button>
         )}
       </div>
       <ErrorBox error={error} />
-      {scope === 'workspace' && keys !== null && (
-        <KeyLifetimeSetting maxKeyDays={maxKeyDays} onSaved={setMaxKeyDays} onError={fail} />
+      {scope === 'workspace' && keys !== null && <KeyLifetimeSetting maxKeyDays={maxKeyDays} onSaved={setMaxKeyDays} onError={fail} />}
+      {creating && (
+        <NewKeyForm
+          connections={connections}
+          tools={tools}
+          maxKeyDays={maxKeyDays}
+          busy={busy}
+          onSubmit={create}
+          onCancel={() => setCreating(false)}
+        />
       )}
-      {creating && <NewKeyForm connections={connections} tools={tools} maxKeyDays={maxKeyDays} busy={busy} onSubmit={create} onCancel={() => setCreating(false)} />}
       {created && (
         <section class="card new-key" role="status" aria-labelledby="new-key-title">
           <h2 id="new-key-title">API key “{created.apiKey.name}” created</h2>
@@ -187,7 +221,9 @@ export function ApiKeysPage() {
                 <th scope="col">Expires</th>
                 <th scope="col">Last used</th>
                 <th scope="col">Status</th>
-                <th scope="col"><span class="sr-only">Actions</span></th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -211,7 +247,12 @@ export function ApiKeysPage() {
                         Remove
                       </button>
                     ) : (
-                      <button type="button" class="btn btn-small btn-danger-outline" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>
+                      <button
+                        type="button"
+                        class="btn btn-small btn-danger-outline"
+                        aria-label={`Revoke ${k.name}`}
+                        onClick={() => setRevoking(k)}
+                      >
                         Revoke
                       </button>
                     )}
@@ -232,7 +273,8 @@ export function ApiKeysPage() {
         onCancel={() => setRevoking(null)}
       >
         <p>
-          Programs using <strong>{revoking?.name}</strong> (<code>{revoking?.prefix}…</code>) will be refused from their next request. This cannot be undone.
+          Programs using <strong>{revoking?.name}</strong> (<code>{revoking?.prefix}…</code>) will be refused from their next request. This
+          cannot be undone.
         </p>
       </ConfirmDialog>
       <ConfirmDialog
@@ -244,7 +286,8 @@ export function ApiKeysPage() {
         onCancel={() => setRemoving(null)}
       >
         <p>
-          <strong>{removing?.name}</strong> (<code>{removing?.prefix}…</code>) leaves this list. Query history keeps the key's name on the queries it ran.
+          <strong>{removing?.name}</strong> (<code>{removing?.prefix}…</code>) leaves this list. Query history keeps the key's name on the
+          queries it ran.
         </p>
       </ConfirmDialog>
     </Layout>

@@ -17,10 +17,25 @@ interface AuditEntry {
 
 // The actions of GET /audit (src/audit/audit.ts), for the filter.
 const ACTIONS = [
-  'key.created', 'key.revoked', 'key.expired', 'user.created', 'user.role_changed', 'user.disabled', 'user.enabled',
-  'connection.created', 'connection.updated', 'connection.deleted', 'connection.grants_changed', 'tool.created',
-  'tool.updated', 'tool.deleted', 'workspace.plan_changed', 'workspace.settings_changed', 'session.signed_in',
-  'session.sign_in_failed', 'setup.used',
+  'key.created',
+  'key.revoked',
+  'key.expired',
+  'user.created',
+  'user.role_changed',
+  'user.disabled',
+  'user.enabled',
+  'connection.created',
+  'connection.updated',
+  'connection.deleted',
+  'connection.grants_changed',
+  'tool.created',
+  'tool.updated',
+  'tool.deleted',
+  'workspace.plan_changed',
+  'workspace.settings_changed',
+  'session.signed_in',
+  'session.sign_in_failed',
+  'setup.used',
 ];
 const SOURCE_LABEL: Record<AuditEntry['source'], string> = { api: 'API', cli: 'CLI', ui: 'Web' };
 
@@ -110,7 +125,9 @@ export function AuditPage() {
       <div class="page-head">
         <div>
           <h1>Audit log</h1>
-          <p class="muted">Who changed who may do what, from the API, the CLI and this web app, newest first. Secrets are never recorded.</p>
+          <p class="muted">
+            Who changed who may do what, from the API, the CLI and this web app, newest first. Secrets are never recorded.
+          </p>
         </div>
       </div>
       <form class="card inline-form grid-form" onSubmit={apply} aria-label="Audit filters">

@@ -38,7 +38,9 @@ interface ReadAccess {
   findings: string[];
 }
 
-type TestOutcome = ({ ok: true; latencyMs: number; serverVersion: string } | { ok: false; latencyMs: number; error: string }) & { readAccess?: ReadAccess | null };
+type TestOutcome = ({ ok: true; latencyMs: number; serverVersion: string } | { ok: false; latencyMs: number; error: string }) & {
+  readAccess?: ReadAccess | null;
+};
 
 const ENGINE_LABEL: Record<Engine, string> = { postgres: 'PostgreSQL', mysql: 'MySQL / MariaDB', sqlite: 'SQLite' };
 const DEFAULT_PORT: Record<Engine, string> = { postgres: '5432', mysql: '3306', sqlite: '' };
@@ -169,7 +171,11 @@ export function ConnectionsPage() {
   const fail = (err: unknown, set = setError) => {
     if (!handleSignedOut(err)) set(err instanceof ApiError ? err.message : String(err));
   };
-  const load = () => api.get<{ connections: Connection[] }>('/connections').then((d) => setConnections(d.connections), (e) => fail(e));
+  const load = () =>
+    api.get<{ connections: Connection[] }>('/connections').then(
+      (d) => setConnections(d.connections),
+      (e) => fail(e),
+    );
 
   useEffect(() => {
     if (me) void load();
@@ -250,7 +256,11 @@ export function ConnectionsPage() {
       <div class="page-head">
         <div>
           <h1>Connections</h1>
-          <p class="muted">{isAdmin ? 'Databases this workspace can query. Passwords are stored encrypted and never shown again.' : 'Databases this workspace can query. Only admins can add or change them.'}</p>
+          <p class="muted">
+            {isAdmin
+              ? 'Databases this workspace can query. Passwords are stored encrypted and never shown again.'
+              : 'Databases this workspace can query. Only admins can add or change them.'}
+          </p>
         </div>
         {isAdmin && !editing && (
           <button type="button" class="btn btn-primary" onClick={() => open('new')}>
@@ -266,7 +276,14 @@ export function ConnectionsPage() {
           <div class="grid-form">
             <label class="field">
               <span>Name</span>
-              <input ref={nameRef} required pattern="[A-Za-z0-9][A-Za-z0-9_.\-]*" title="Letters, digits, _ . -" value={form.name} onInput={(e) => set({ name: e.currentTarget.value })} />
+              <input
+                ref={nameRef}
+                required
+                pattern="[A-Za-z0-9][A-Za-z0-9_.\-]*"
+                title="Letters, digits, _ . -"
+                value={form.name}
+                onInput={(e) => set({ name: e.currentTarget.value })}
+              />
             </label>
             <fieldset class="field segmented">
               <legend>Configure with</legend>
@@ -295,7 +312,13 @@ export function ConnectionsPage() {
             <div class="grid-form">
               <label class="field">
                 <span>Engine</span>
-                <select value={form.engine} onChange={(e) => { const engine = e.currentTarget.value as Engine; set({ engine, port: DEFAULT_PORT[engine] }); }}>
+                <select
+                  value={form.engine}
+                  onChange={(e) => {
+                    const engine = e.currentTarget.value as Engine;
+                    set({ engine, port: DEFAULT_PORT[engine] });
+                  }}
+                >
                   <option value="postgres">PostgreSQL</option>
                   <option value="mysql">MySQL / MariaDB</option>
                   <option value="sqlite">SQLite</option>
@@ -304,7 +327,12 @@ export function ConnectionsPage() {
               {form.engine === 'sqlite' ? (
                 <label class="field span-2">
                   <span>Database file</span>
-                  <input required placeholder="sample.db (inside the server's SQLite directory)" value={form.database} onInput={(e) => set({ database: e.currentTarget.value })} />
+                  <input
+                    required
+                    placeholder="sample.db (inside the server's SQLite directory)"
+                    value={form.database}
+                    onInput={(e) => set({ database: e.currentTarget.value })}
+                  />
                 </label>
               ) : (
                 <>
@@ -345,17 +373,26 @@ export function ConnectionsPage() {
           {!isSqlite(form) && (
             <label class="check">
               <input type="checkbox" checked={form.createReader} onChange={(e) => set({ createReader: e.currentTarget.checked })} />{' '}
-              {editing !== 'new' && editing.readUser ? 'Replace the reads login with a new read-only login' : 'Create a read-only login for reads'}
+              {editing !== 'new' && editing.readUser
+                ? 'Replace the reads login with a new read-only login'
+                : 'Create a read-only login for reads'}
               <small class="muted">dbq uses these credentials once to create a login that can only read; every read then runs as it.</small>
             </label>
           )}
           <div class="grid-form">
             <label class="check">
-              <input type="checkbox" checked={form.readOnly} onChange={(e) => set({ readOnly: e.currentTarget.checked })} /> Read-only (every query runs as a read)
+              <input type="checkbox" checked={form.readOnly} onChange={(e) => set({ readOnly: e.currentTarget.checked })} /> Read-only
+              (every query runs as a read)
             </label>
             <label class="field">
               <span>Max connections</span>
-              <input type="number" min={1} max={100} value={form.maxConnections} onInput={(e) => set({ maxConnections: e.currentTarget.value })} />
+              <input
+                type="number"
+                min={1}
+                max={100}
+                value={form.maxConnections}
+                onInput={(e) => set({ maxConnections: e.currentTarget.value })}
+              />
             </label>
           </div>
           {formTest && <TestResult outcome={formTest} />}
@@ -375,11 +412,14 @@ export function ConnectionsPage() {
         </form>
       )}
       {/* The reads-login warning and its fix are the admin's to act on; a reader gets what they may do. */}
-      {connections && isAdmin && <ReadAccessWarning connections={connections} workspace={me?.workspace.slug ?? 'default'} isAdmin={isAdmin} />}
+      {connections && isAdmin && (
+        <ReadAccessWarning connections={connections} workspace={me?.workspace.slug ?? 'default'} isAdmin={isAdmin} />
+      )}
       {connections && me && !isAdmin && connections.length > 0 && (
         <div class="alert alert-info" role="status" data-testid="reader-can">
-          Your role (read-only) may run read statements on these connections: in the <a href={href('/')}>console</a>, with <a href={href('/tools')}>tools</a>, or
-          with an <a href={href('/settings/api-keys')}>API key</a>. Writes are refused whatever a connection allows.
+          Your role (read-only) may run read statements on these connections: in the <a href={href('/')}>console</a>, with{' '}
+          <a href={href('/tools')}>tools</a>, or with an <a href={href('/settings/api-keys')}>API key</a>. Writes are refused whatever a
+          connection allows.
         </div>
       )}
       {connections === null ? (
@@ -396,7 +436,9 @@ export function ConnectionsPage() {
                 <th scope="col">Location</th>
                 <th scope="col">Mode</th>
                 <th scope="col">Test</th>
-                <th scope="col"><span class="sr-only">Actions</span></th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -447,7 +489,12 @@ export function ConnectionsPage() {
                           <button type="button" class="btn btn-small" aria-label={`Access to ${c.name}`} onClick={() => setAccess(c)}>
                             Access
                           </button>
-                          <button type="button" class="btn btn-small btn-danger-outline" aria-label={`Delete ${c.name}`} onClick={() => setDeleting(c)}>
+                          <button
+                            type="button"
+                            class="btn btn-small btn-danger-outline"
+                            aria-label={`Delete ${c.name}`}
+                            onClick={() => setDeleting(c)}
+                          >
                             Delete
                           </button>
                         </>
@@ -460,10 +507,25 @@ export function ConnectionsPage() {
           </table>
         </div>
       )}
-      {isAdmin && <ConnectionAccess connection={access} onClose={() => setAccess(null)} onError={(err) => setError(err instanceof ApiError ? err.message : String(err))} />}
-      <ConfirmDialog open={deleting !== null} title="Delete connection?" confirmLabel="Delete" danger busy={busy} onConfirm={remove} onCancel={() => setDeleting(null)}>
+      {isAdmin && (
+        <ConnectionAccess
+          connection={access}
+          onClose={() => setAccess(null)}
+          onError={(err) => setError(err instanceof ApiError ? err.message : String(err))}
+        />
+      )}
+      <ConfirmDialog
+        open={deleting !== null}
+        title="Delete connection?"
+        confirmLabel="Delete"
+        danger
+        busy={busy}
+        onConfirm={remove}
+        onCancel={() => setDeleting(null)}
+      >
         <p>
-          <strong>{deleting?.name}</strong> will be removed from this workspace. Its query history stays. Programs using it by name will get “Connection not found”.
+          <strong>{deleting?.name}</strong> will be removed from this workspace. Its query history stays. Programs using it by name will get
+          “Connection not found”.
         </p>
       </ConfirmDialog>
     </Layout>
@@ -478,7 +540,8 @@ function ReadAccessWarning({ connections, workspace, isAdmin }: { connections: C
   return (
     <div class="alert alert-warn" role="status">
       <strong>Reads use a login that can do more than read.</strong> dbq's guard still refuses whatever is not known to be a read; a login
-      that can only read is the layer that holds where the guard could miss. Fix with a read-only login made by dbq{isAdmin ? ' (or Edit → Create a read-only login for reads)' : ''}:
+      that can only read is the layer that holds where the guard could miss. Fix with a read-only login made by dbq
+      {isAdmin ? ' (or Edit → Create a read-only login for reads)' : ''}:
       <ul>
         {flagged.map((c) => (
           <li key={c.id}>
@@ -511,7 +574,13 @@ function SshSection({ form, set, editing }: { form: FormState; set: (patch: Part
         <div class="grid-form">
           <label class="field">
             <span>SSH host</span>
-            <input required autocomplete="off" spellcheck={false} value={form.sshHost} onInput={(e) => set({ sshHost: e.currentTarget.value })} />
+            <input
+              required
+              autocomplete="off"
+              spellcheck={false}
+              value={form.sshHost}
+              onInput={(e) => set({ sshHost: e.currentTarget.value })}
+            />
           </label>
           <label class="field">
             <span>SSH port</span>
@@ -519,15 +588,23 @@ function SshSection({ form, set, editing }: { form: FormState; set: (patch: Part
           </label>
           <label class="field">
             <span>SSH user</span>
-            <input required autocomplete="off" spellcheck={false} value={form.sshUser} onInput={(e) => set({ sshUser: e.currentTarget.value })} />
+            <input
+              required
+              autocomplete="off"
+              spellcheck={false}
+              value={form.sshUser}
+              onInput={(e) => set({ sshUser: e.currentTarget.value })}
+            />
           </label>
           <fieldset class="field segmented">
             <legend>SSH authentication</legend>
             <label>
-              <input type="radio" name="ssh-auth" checked={form.sshAuth === 'key'} onChange={() => set({ sshAuth: 'key' })} /> Use a private key
+              <input type="radio" name="ssh-auth" checked={form.sshAuth === 'key'} onChange={() => set({ sshAuth: 'key' })} /> Use a private
+              key
             </label>
             <label>
-              <input type="radio" name="ssh-auth" checked={form.sshAuth === 'password'} onChange={() => set({ sshAuth: 'password' })} /> Use a password
+              <input type="radio" name="ssh-auth" checked={form.sshAuth === 'password'} onChange={() => set({ sshAuth: 'password' })} /> Use
+              a password
             </label>
           </fieldset>
           {form.sshAuth === 'key' ? (

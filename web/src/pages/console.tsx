@@ -61,7 +61,15 @@ function completionSchema(tables: SchemaTable[]): SQLNamespace {
 
 /** Tables, columns and types of the connection, from the same introspection as completion,
  * the AI and MCP; a click puts the name into the editor at the cursor. */
-function SchemaBrowser({ tables, onInsert, noConnections }: { tables: SchemaTable[] | 'failed' | null; onInsert: (name: string) => void; noConnections: ComponentChildren }) {
+function SchemaBrowser({
+  tables,
+  onInsert,
+  noConnections,
+}: {
+  tables: SchemaTable[] | 'failed' | null;
+  onInsert: (name: string) => void;
+  noConnections: ComponentChildren;
+}) {
   const [open, setOpen] = useState<Record<string, boolean>>({});
   return (
     <aside class="schema-browser" aria-labelledby="schema-title">
@@ -82,7 +90,13 @@ function SchemaBrowser({ tables, onInsert, noConnections }: { tables: SchemaTabl
             return (
               <li key={name}>
                 <div class="schema-table">
-                  <button type="button" class="schema-toggle" aria-expanded={expanded} aria-label={`${expanded ? 'Hide' : 'Show'} columns of ${name}`} onClick={() => setOpen((o) => ({ ...o, [name]: !expanded }))}>
+                  <button
+                    type="button"
+                    class="schema-toggle"
+                    aria-expanded={expanded}
+                    aria-label={`${expanded ? 'Hide' : 'Show'} columns of ${name}`}
+                    onClick={() => setOpen((o) => ({ ...o, [name]: !expanded }))}
+                  >
                     {expanded ? '▾' : '▸'}
                   </button>
                   <button type="button" class="schema-name" title="Insert into the editor" onClick={() => onInsert(name)}>
@@ -141,7 +155,10 @@ export function ConsolePage() {
     ) : null;
 
   const loadHistory = useCallback(() => {
-    api.get<{ entries: HistoryEntry[] }>('/history?limit=30').then((d) => setHistory(d.entries), (err) => handleSignedOut(err));
+    api.get<{ entries: HistoryEntry[] }>('/history?limit=30').then(
+      (d) => setHistory(d.entries),
+      (err) => handleSignedOut(err),
+    );
   }, []);
 
   useEffect(() => {
@@ -226,7 +243,10 @@ export function ConsolePage() {
       editor.current?.focus();
       // The error below belonged to the SQL just replaced; left there it reads as this SQL's.
       setError(null);
-      setAskMessage({ kind: 'info', text: `${g.validated ? 'Generated SQL is in the editor' : 'Generated SQL (not validated by the database) is in the editor'}${g.explanation ? `: ${g.explanation}` : '.'}` });
+      setAskMessage({
+        kind: 'info',
+        text: `${g.validated ? 'Generated SQL is in the editor' : 'Generated SQL (not validated by the database) is in the editor'}${g.explanation ? `: ${g.explanation}` : '.'}`,
+      });
     } catch (err) {
       if (!handleSignedOut(err)) setAskMessage({ kind: 'error', text: err instanceof ApiError ? err.message : String(err) });
     } finally {
@@ -270,7 +290,11 @@ export function ConsolePage() {
             </button>
           </form>
           {askMessage && (
-            <div class={askMessage.kind === 'error' ? 'alert alert-error' : 'alert alert-info'} role={askMessage.kind === 'error' ? 'alert' : 'status'} data-testid="ask-message">
+            <div
+              class={askMessage.kind === 'error' ? 'alert alert-error' : 'alert alert-info'}
+              role={askMessage.kind === 'error' ? 'alert' : 'status'}
+              data-testid="ask-message"
+            >
               {askMessage.text}
             </div>
           )}
@@ -332,7 +356,11 @@ export function ConsolePage() {
               <>
                 <div class="result-bar">
                   <div class="result-meta" role="status">
-                    <strong>{result.affectedRows !== null && result.columns.length === 0 ? plural(result.affectedRows, 'row') + ' affected' : plural(result.rowCount, 'row')}</strong>
+                    <strong>
+                      {result.affectedRows !== null && result.columns.length === 0
+                        ? plural(result.affectedRows, 'row') + ' affected'
+                        : plural(result.rowCount, 'row')}
+                    </strong>
                     <span>{result.durationMs} ms</span>
                     <span class="muted">{result.statementType}</span>
                     {result.truncated && (
@@ -345,7 +373,13 @@ export function ConsolePage() {
                     <button type="button" class="btn btn-small" aria-pressed={view === 'table'} onClick={() => setView('table')}>
                       Table
                     </button>
-                    <button type="button" class="btn btn-small" aria-pressed={view === 'chart'} onClick={() => setView('chart')} disabled={result.rows.length === 0}>
+                    <button
+                      type="button"
+                      class="btn btn-small"
+                      aria-pressed={view === 'chart'}
+                      onClick={() => setView('chart')}
+                      disabled={result.rows.length === 0}
+                    >
                       Chart
                     </button>
                   </div>
@@ -370,41 +404,41 @@ export function ConsolePage() {
           </section>
         </section>
         <div class="console-side">
-        <SchemaBrowser tables={tables} noConnections={noConnections} onInsert={(name) => editor.current?.insert(name)} />
-        <aside class="history" aria-labelledby="history-title">
-          <div class="history-head">
-            <h2 id="history-title">History</h2>
-            <button type="button" class="btn btn-ghost btn-small" onClick={loadHistory}>
-              Refresh
-            </button>
-          </div>
-          {history.length === 0 ? (
-            <p class="muted">Your queries will appear here.</p>
-          ) : (
-            <ul class="history-list">
-              {history.map((h) => (
-                <li key={h.id}>
-                  <button type="button" class="history-item" onClick={() => loadEntry(h)} title="Load into the editor">
-                    {h.tool && (
-                      <span class="history-tool">
-                        Tool <strong>{h.tool.name}</strong> v{h.tool.version}
+          <SchemaBrowser tables={tables} noConnections={noConnections} onInsert={(name) => editor.current?.insert(name)} />
+          <aside class="history" aria-labelledby="history-title">
+            <div class="history-head">
+              <h2 id="history-title">History</h2>
+              <button type="button" class="btn btn-ghost btn-small" onClick={loadHistory}>
+                Refresh
+              </button>
+            </div>
+            {history.length === 0 ? (
+              <p class="muted">Your queries will appear here.</p>
+            ) : (
+              <ul class="history-list">
+                {history.map((h) => (
+                  <li key={h.id}>
+                    <button type="button" class="history-item" onClick={() => loadEntry(h)} title="Load into the editor">
+                      {h.tool && (
+                        <span class="history-tool">
+                          Tool <strong>{h.tool.name}</strong> v{h.tool.version}
+                        </span>
+                      )}
+                      <code class="history-sql">{h.sql.length > 160 ? `${h.sql.slice(0, 160)}…` : h.sql}</code>
+                      <span class="history-meta">
+                        <span class={`dot-status status-${h.status}`} aria-hidden="true" />
+                        <span>{h.status}</span>
+                        <span>{h.connectionName}</span>
+                        {h.rowCount !== null && <span>{plural(h.rowCount, 'row')}</span>}
+                        <span>{relativeTime(h.createdAt)}</span>
+                        {h.source !== 'ui' && <span class="badge">{h.source}</span>}
                       </span>
-                    )}
-                    <code class="history-sql">{h.sql.length > 160 ? `${h.sql.slice(0, 160)}…` : h.sql}</code>
-                    <span class="history-meta">
-                      <span class={`dot-status status-${h.status}`} aria-hidden="true" />
-                      <span>{h.status}</span>
-                      <span>{h.connectionName}</span>
-                      {h.rowCount !== null && <span>{plural(h.rowCount, 'row')}</span>}
-                      <span>{relativeTime(h.createdAt)}</span>
-                      {h.source !== 'ui' && <span class="badge">{h.source}</span>}
-                    </span>
-                  </button>
-                </li>
-              ))}
-            </ul>
-          )}
-        </aside>
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </aside>
         </div>
       </div>
     </Layout>

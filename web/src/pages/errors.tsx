@@ -11,7 +11,9 @@ export function ForbiddenPage() {
         <h1>Admins only</h1>
         <p>You need the admin role to see this page. Ask an admin of this workspace if you need access.</p>
         <p>
-          <a class="btn" href={href('/')}>Back to the console</a>
+          <a class="btn" href={href('/')}>
+            Back to the console
+          </a>
         </p>
       </div>
     </Layout>

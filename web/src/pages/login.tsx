@@ -46,7 +46,10 @@ export function LoginPage() {
     <main id="main" class="auth">
       <form class="card auth-card" onSubmit={submit} aria-labelledby="login-title">
         <div class="brand brand-large">
-          <span class="logo" aria-hidden="true">◆</span> dbq
+          <span class="logo" aria-hidden="true">
+            ◆
+          </span>{' '}
+          dbq
         </div>
         <h1 id="login-title">Sign in</h1>
         <p class="muted">
@@ -59,8 +62,8 @@ export function LoginPage() {
         )}
         {oldSetupLink && !setupNeeded && (
           <div class="alert alert-info" role="status" data-testid="setup-used">
-            That setup link was already used or has expired: workspace <strong>{WORKSPACE}</strong> has its admin. Sign in, or ask an admin for a
-            password link.
+            That setup link was already used or has expired: workspace <strong>{WORKSPACE}</strong> has its admin. Sign in, or ask an admin
+            for a password link.
           </div>
         )}
         {setupNeeded && (
@@ -70,11 +73,26 @@ export function LoginPage() {
         )}
         <label class="field">
           <span>Email</span>
-          <input type="email" name="email" autocomplete="username" required autoFocus value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          <input
+            type="email"
+            name="email"
+            autocomplete="username"
+            required
+            autoFocus
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
         </label>
         <label class="field">
           <span>Password</span>
-          <input type="password" name="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            name="password"
+            autocomplete="current-password"
+            required
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
         </label>
         <button type="submit" class="btn btn-primary btn-block" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}

@@ -16,7 +16,11 @@ export function SetPasswordPage() {
   useTokenOutOfAddressBar();
 
   if (STATUS !== 200 || !token) {
-    return <InvalidLink title="Password link not valid">This password link is invalid, expired or has already been used. Ask an admin for a new one.</InvalidLink>;
+    return (
+      <InvalidLink title="Password link not valid">
+        This password link is invalid, expired or has already been used. Ask an admin for a new one.
+      </InvalidLink>
+    );
   }
 
   if (done) {
@@ -39,7 +43,10 @@ export function SetPasswordPage() {
     <main id="main" class="auth">
       <form class="card auth-card" onSubmit={submit} aria-labelledby="set-password-title">
         <div class="brand brand-large">
-          <span class="logo" aria-hidden="true">◆</span> dbq
+          <span class="logo" aria-hidden="true">
+            ◆
+          </span>{' '}
+          dbq
         </div>
         <h1 id="set-password-title">Set your password</h1>
         <p class="muted">

@@ -29,7 +29,10 @@ export function SetupPage() {
     <main id="main" class="auth">
       <form class="card auth-card" onSubmit={submit} aria-labelledby="setup-title">
         <div class="brand brand-large">
-          <span class="logo" aria-hidden="true">◆</span> dbq
+          <span class="logo" aria-hidden="true">
+            ◆
+          </span>{' '}
+          dbq
         </div>
         <h1 id="setup-title">Create the first admin</h1>
         <p class="muted">
@@ -44,7 +47,14 @@ export function SetupPage() {
           <span>Email</span>
           <input type="email" autocomplete="username" required autoFocus value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
         </label>
-        <NewPasswordFields password={password} confirm={confirm} onPassword={editPassword(setPassword)} onConfirm={editPassword(setConfirm)} label="Password" hint />
+        <NewPasswordFields
+          password={password}
+          confirm={confirm}
+          onPassword={editPassword(setPassword)}
+          onConfirm={editPassword(setConfirm)}
+          label="Password"
+          hint
+        />
         <button type="submit" class="btn btn-primary btn-block" disabled={busy}>
           Create admin
         </button>

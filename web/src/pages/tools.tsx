@@ -34,7 +34,10 @@ function toValue(p: Param, raw: string | boolean): unknown {
   if (p.type === 'integer' || p.type === 'number') return Number(text);
   if (p.type === 'enum' && typeof p.values?.[0] === 'number') return Number(text);
   if (p.type === 'array') {
-    const parts = text.split(',').map((s) => s.trim()).filter(Boolean);
+    const parts = text
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     return p.items?.type === 'integer' || p.items?.type === 'number' ? parts.map(Number) : parts;
   }
   return text;
@@ -58,7 +61,12 @@ function ParamField({ p, value, onChange }: { p: Param; value: string | boolean;
     return (
       <label class="field">
         {label}
-        <input type="checkbox" name={p.name} checked={value === true} onChange={(e) => onChange((e.currentTarget as HTMLInputElement).checked)} />
+        <input
+          type="checkbox"
+          name={p.name}
+          checked={value === true}
+          onChange={(e) => onChange((e.currentTarget as HTMLInputElement).checked)}
+        />
         {hint}
       </label>
     );
@@ -100,7 +108,9 @@ function ParamField({ p, value, onChange }: { p: Param; value: string | boolean;
 }
 
 function RunForm({ tool }: { tool: Tool }) {
-  const [values, setValues] = useState<Record<string, string | boolean>>(() => Object.fromEntries(tool.parameters.map((p) => [p.name, initialValue(p)])));
+  const [values, setValues] = useState<Record<string, string | boolean>>(() =>
+    Object.fromEntries(tool.parameters.map((p) => [p.name, initialValue(p)])),
+  );
   const [result, setResult] = useState<RunResult | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -141,7 +151,8 @@ function RunForm({ tool }: { tool: Tool }) {
           <p class="muted" role="status">
             {result.rowCount} row{result.rowCount === 1 ? '' : 's'}
             {result.truncated ? ` (first ${tool.maxRows})` : ''}
-            {result.affectedRows !== null ? `, ${result.affectedRows} affected` : ''} · {result.durationMs} ms · version {result.tool.version}
+            {result.affectedRows !== null ? `, ${result.affectedRows} affected` : ''} · {result.durationMs} ms · version{' '}
+            {result.tool.version}
           </p>
           {result.columns.length > 0 && <ResultTable columns={result.columns} rows={result.rows} />}
         </div>
@@ -184,7 +195,10 @@ export function ToolsPage() {
       <div class="page-head">
         <div>
           <h1>Tools</h1>
-          <p class="muted">Named statements with typed parameters, defined by admins. The same tools are in the API (/api/tools) and in every MCP client's tool list.</p>
+          <p class="muted">
+            Named statements with typed parameters, defined by admins. The same tools are in the API (/api/tools) and in every MCP client's
+            tool list.
+          </p>
         </div>
         {isAdmin && editing === null && (
           <button type="button" class="btn btn-primary" onClick={() => setEditing('new')}>
@@ -205,7 +219,9 @@ export function ToolsPage() {
           }}
         />
       )}
-      {tools !== null && tools.length === 0 && <p class="card muted">No tools yet.{isAdmin ? ' Create one with New tool.' : ' An admin can define some.'}</p>}
+      {tools !== null && tools.length === 0 && (
+        <p class="card muted">No tools yet.{isAdmin ? ' Create one with New tool.' : ' An admin can define some.'}</p>
+      )}
       <ul class="tool-list">
         {tools?.map((t) => (
           <li key={t.name} class="card">

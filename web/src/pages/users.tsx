@@ -106,7 +106,9 @@ export function UsersPage() {
             One-time link for {link.email} to set a new password (valid until {formatTime(link.expiresAt)}; shown only now):
           </p>
           <p>
-            <code class="secret" data-testid="password-link">{link.url}</code>
+            <code class="secret" data-testid="password-link">
+              {link.url}
+            </code>
           </p>
           <button type="button" class="btn btn-small" onClick={() => setLink(null)}>
             Done
@@ -117,7 +119,13 @@ export function UsersPage() {
         <form class="card inline-form grid-form" onSubmit={create} aria-label="New user">
           <label class="field">
             <span>Email</span>
-            <input ref={emailRef} type="email" required value={form.email} onInput={(e) => setForm({ ...form, email: e.currentTarget.value })} />
+            <input
+              ref={emailRef}
+              type="email"
+              required
+              value={form.email}
+              onInput={(e) => setForm({ ...form, email: e.currentTarget.value })}
+            />
           </label>
           <label class="field">
             <span>Role</span>
@@ -128,7 +136,14 @@ export function UsersPage() {
           </label>
           <label class="field">
             <span>Initial password</span>
-            <input type="password" autocomplete="new-password" minLength={8} required value={form.password} onInput={(e) => setForm({ ...form, password: e.currentTarget.value })} />
+            <input
+              type="password"
+              autocomplete="new-password"
+              minLength={8}
+              required
+              value={form.password}
+              onInput={(e) => setForm({ ...form, password: e.currentTarget.value })}
+            />
           </label>
           <div class="form-actions">
             <button type="submit" class="btn btn-primary" disabled={busy}>
@@ -151,7 +166,9 @@ export function UsersPage() {
                 <th scope="col">Role</th>
                 <th scope="col">Status</th>
                 <th scope="col">Created</th>
-                <th scope="col"><span class="sr-only">Actions</span></th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -180,17 +197,32 @@ export function UsersPage() {
                     <td>{formatTime(u.createdAt)}</td>
                     <td class="actions">
                       {!self && !u.disabled && (
-                        <button type="button" class="btn btn-small" aria-label={`Reset password of ${u.email}`} onClick={() => resetLink(u)}>
+                        <button
+                          type="button"
+                          class="btn btn-small"
+                          aria-label={`Reset password of ${u.email}`}
+                          onClick={() => resetLink(u)}
+                        >
                           Reset password
                         </button>
                       )}{' '}
                       {!self &&
                         (u.disabled ? (
-                          <button type="button" class="btn btn-small" aria-label={`Enable ${u.email}`} onClick={() => update(u, { disabled: false }, `${u.email} can sign in again.`)}>
+                          <button
+                            type="button"
+                            class="btn btn-small"
+                            aria-label={`Enable ${u.email}`}
+                            onClick={() => update(u, { disabled: false }, `${u.email} can sign in again.`)}
+                          >
                             Enable
                           </button>
                         ) : (
-                          <button type="button" class="btn btn-small btn-danger-outline" aria-label={`Disable ${u.email}`} onClick={() => update(u, { disabled: true }, `${u.email} is disabled: signed out, keys refused.`)}>
+                          <button
+                            type="button"
+                            class="btn btn-small btn-danger-outline"
+                            aria-label={`Disable ${u.email}`}
+                            onClick={() => update(u, { disabled: true }, `${u.email} is disabled: signed out, keys refused.`)}
+                          >
                             Disable
                           </button>
                         ))}

@@ -50,11 +50,17 @@ export function readAggregates(state: ParseState): void {
       item = { kind: 'column', column: c };
       end = i + 1;
     }
-    const base = item.kind === 'aggregate' ? item.aggregate.measure : item.kind === 'column' ? ({ kind: 'column', column: item.column } as Measure) : null;
+    const base =
+      item.kind === 'aggregate'
+        ? item.aggregate.measure
+        : item.kind === 'column'
+          ? ({ kind: 'column', column: item.column } as Measure)
+          : null;
     if (!base) continue;
     consume(state, i, end);
     for (const f of fns) {
-      if (item.kind === 'aggregate' && fns.length === 1 && item.aggregate.fn !== 'count') state.selectAggregates.push({ ...item.aggregate, fn: item.aggregate.measure.kind === 'rows' ? 'count' : f });
+      if (item.kind === 'aggregate' && fns.length === 1 && item.aggregate.fn !== 'count')
+        state.selectAggregates.push({ ...item.aggregate, fn: item.aggregate.measure.kind === 'rows' ? 'count' : f });
       else state.selectAggregates.push({ fn: base.kind === 'rows' ? 'count' : f, measure: base });
     }
     if (state.intent === 'list') state.intent = 'aggregate';

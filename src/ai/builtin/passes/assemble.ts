@@ -48,13 +48,23 @@ export function assemblePlan(state: ParseState): Plan {
   // Two equalities on one column can only both hold as alternatives: "X or Y".
   const merged: Condition[] = [];
   for (const c of state.conditions) {
-    const prev = merged.find((m) => m.kind === 'in' && c.kind === 'in' && !m.negate && !c.negate && m.column.table === c.column.table && m.column.column === c.column.column);
+    const prev = merged.find(
+      (m) =>
+        m.kind === 'in' &&
+        c.kind === 'in' &&
+        !m.negate &&
+        !c.negate &&
+        m.column.table === c.column.table &&
+        m.column.column === c.column.column,
+    );
     if (prev && prev.kind === 'in' && c.kind === 'in') {
       for (const v of c.values) if (!prev.values.includes(v)) prev.values.push(v);
     } else merged.push(c);
   }
   plan.conditions = merged;
-  const selectAggregates = state.selectAggregates.filter((a, k) => state.selectAggregates.findIndex((b) => JSON.stringify(a) === JSON.stringify(b)) === k);
+  const selectAggregates = state.selectAggregates.filter(
+    (a, k) => state.selectAggregates.findIndex((b) => JSON.stringify(a) === JSON.stringify(b)) === k,
+  );
   state.selectAggregates = selectAggregates;
   plan.having = state.having;
   plan.limit = state.limit;
@@ -89,7 +99,13 @@ export function assemblePlan(state: ParseState): Plan {
   if (state.intent === 'count') {
     if (asked?.kind === 'column' && asked.column && state.distinct) {
       selectAggregates.unshift({ fn: 'count', measure: { kind: 'column', column: asked.column }, distinct: true });
-    } else if (asked?.kind === 'column' && asked.column && !columnInfo(state, asked.column).pk && groupBy.length === 0 && columnInfo(state, asked.column).text) {
+    } else if (
+      asked?.kind === 'column' &&
+      asked.column &&
+      !columnInfo(state, asked.column).pk &&
+      groupBy.length === 0 &&
+      columnInfo(state, asked.column).text
+    ) {
       selectAggregates.unshift({ fn: 'count', measure: { kind: 'column', column: asked.column }, distinct: true });
     } else {
       selectAggregates.unshift({ fn: 'count', measure: { kind: 'rows', table: subject } });
@@ -104,8 +120,16 @@ export function assemblePlan(state: ParseState): Plan {
     !(state.intent === 'count');
   if (entityGroupNeeded) {
     // The aggregate counts/sums rows of another table per asked-for entity (or column).
-    const aggregatedTables = [...state.having.map((h) => measureTable(h.aggregate.measure)), ...state.orderBy.filter((o) => o.item.kind === 'aggregate').map((o) => measureTable((o.item as { aggregate: Aggregate }).aggregate.measure))];
-    const overSelf = asked?.kind === 'table' && aggregatedTables.every((t) => t === asked.table) && state.orderBy.every((o) => o.item.kind !== 'aggregate' || (o.item.aggregate.measure.kind !== 'rows'));
+    const aggregatedTables = [
+      ...state.having.map((h) => measureTable(h.aggregate.measure)),
+      ...state.orderBy
+        .filter((o) => o.item.kind === 'aggregate')
+        .map((o) => measureTable((o.item as { aggregate: Aggregate }).aggregate.measure)),
+    ];
+    const overSelf =
+      asked?.kind === 'table' &&
+      aggregatedTables.every((t) => t === asked.table) &&
+      state.orderBy.every((o) => o.item.kind !== 'aggregate' || o.item.aggregate.measure.kind !== 'rows');
     if (!overSelf || asked?.kind === 'column') groupBy.push(askedItem!);
   }
 
@@ -123,9 +147,16 @@ export function assemblePlan(state: ParseState): Plan {
     if (explicit.length > 0) {
       select.push(...explicit);
       // "which cities …": an attribute asked for directly lists its distinct values.
-      if (explicit.length === 1 && asked?.kind === 'column' && asked.column && sameItem(explicit[0], { kind: 'column', column: asked.column }) && groupBy.length === 0) {
+      if (
+        explicit.length === 1 &&
+        asked?.kind === 'column' &&
+        asked.column &&
+        sameItem(explicit[0], { kind: 'column', column: asked.column }) &&
+        groupBy.length === 0
+      ) {
         const info = index.table(asked.table);
-        if (!info.label.includes(asked.column.column) && word(state, asked.end ?? 0) !== 'of' && !columnInfo(state, asked.column).pk) plan.distinct = true;
+        if (!info.label.includes(asked.column.column) && word(state, asked.end ?? 0) !== 'of' && !columnInfo(state, asked.column).pk)
+          plan.distinct = true;
       }
     } else if (groupBy.length > 0) {
       select.push(...groupBy);
@@ -141,7 +172,10 @@ export function assemblePlan(state: ParseState): Plan {
       if (index.distance(subject, t) === Infinity) continue;
       // A related table named after a value of one of its columns was already claimed;
       // here it is a projection only in "X and their Y" / "X with Y" phrasing.
-      if (['and', 'their', 'its', 'with', 'along', 'plus', 'including'].includes(word(state, m.start - 1)) || ['and', 'their', 'its'].includes(word(state, m.start - 2))) {
+      if (
+        ['and', 'their', 'its', 'with', 'along', 'plus', 'including'].includes(word(state, m.start - 1)) ||
+        ['and', 'their', 'its'].includes(word(state, m.start - 2))
+      ) {
         if (isChildTable(state, t)) {
           // "customers with orders": an existence condition, not a projection.
           if (word(state, m.start - 1) === 'with' || word(state, m.start - 2) === 'with') {
@@ -162,7 +196,11 @@ export function assemblePlan(state: ParseState): Plan {
     const t = resolveTable(m);
     if (t === subject || !isChildTable(state, t) || plan.exists.some((e) => e.target === t)) continue;
     if (select.some((x) => x.kind === 'label' && x.table === t)) continue;
-    if (['have', 'has', 'had', 'placed', 'made', 'with', 'any', 'some', 'written', 'through'].some((x) => word(state, m.start - 1) === x || word(state, m.start - 2) === x)) {
+    if (
+      ['have', 'has', 'had', 'placed', 'made', 'with', 'any', 'some', 'written', 'through'].some(
+        (x) => word(state, m.start - 1) === x || word(state, m.start - 2) === x,
+      )
+    ) {
       plan.exists.push({ negate: false, target: t, conditions: [] });
       claim(state, m);
     }
@@ -189,13 +227,21 @@ export function assemblePlan(state: ParseState): Plan {
   }
   // With columns named in the question only an aggregate sort key is added ("which city
   // has the most customers" shows the count); without any, the sort key is shown too.
-  const explicitOthers = explicit.filter((e) => !(asked?.kind === 'column' && asked.column && sameItem(e, { kind: 'column', column: asked.column })));
+  const explicitOthers = explicit.filter(
+    (e) => !(asked?.kind === 'column' && asked.column && sameItem(e, { kind: 'column', column: asked.column })),
+  );
   if (state.intent === 'list' && explicitOthers.length === 0) {
     for (const o of plan.orderBy) {
       if (o.item.kind === 'label' || o.item.kind === 'bucket') continue;
       if (explicit.length > 0 && o.item.kind !== 'aggregate') continue;
       if (!select.some((s) => sameItem(s, o.item))) {
-        if (o.item.kind === 'column' && asked?.kind === 'table' && index.table(asked.table).label.length === 0 && o.item.column.table === asked.table) continue;
+        if (
+          o.item.kind === 'column' &&
+          asked?.kind === 'table' &&
+          index.table(asked.table).label.length === 0 &&
+          o.item.column.table === asked.table
+        )
+          continue;
         select.push(o.item);
       }
     }

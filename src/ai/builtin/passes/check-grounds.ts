@@ -16,8 +16,34 @@ export function checkGrounds(state: ParseState, plan: Plan): void {
     const tok = tokens[i];
     if (state.consumed[i] || mentionAt[i]) break;
     if (!content(tok)) continue;
-    if (AGG_WORDS[tok.lower] || SUPERLATIVES.some(([s]) => s[0] === tok.lower) || REVENUE_WORDS.has(tok.lower) || UNITS_WORDS.has(tok.lower) || VERBS[tok.lower] || DATE_VERBS[tok.lower]) break;
-    if (['top', 'most', 'least', 'first', 'last', 'new', 'old', 'recent', 'biggest', 'cheap', 'expensive', 'popular', 'best', 'worst'].includes(tok.lower)) break;
+    if (
+      AGG_WORDS[tok.lower] ||
+      SUPERLATIVES.some(([s]) => s[0] === tok.lower) ||
+      REVENUE_WORDS.has(tok.lower) ||
+      UNITS_WORDS.has(tok.lower) ||
+      VERBS[tok.lower] ||
+      DATE_VERBS[tok.lower]
+    )
+      break;
+    if (
+      [
+        'top',
+        'most',
+        'least',
+        'first',
+        'last',
+        'new',
+        'old',
+        'recent',
+        'biggest',
+        'cheap',
+        'expensive',
+        'popular',
+        'best',
+        'worst',
+      ].includes(tok.lower)
+    )
+      break;
     // A modifier of the noun that follows ("car models", "sports cars") is not the subject.
     if (mentionAt[i + 1] && mentionAt[i + 1]!.kind !== 'value') break;
     fail(`"${tok.raw}" does not match any table or column of this database`);
@@ -26,7 +52,10 @@ export function checkGrounds(state: ParseState, plan: Plan): void {
   for (let i = 0; i < tokens.length; i++) {
     const w = word(state, i);
     if (state.consumed[i] || mentionAt[i]) continue;
-    if (['not', 'never', 'without', 'except', 'excluding', 'neither', 'nor'].includes(w) || (w === 'no' && i > 0 && !['no', 'yes'].includes(word(state, i - 1)))) {
+    if (
+      ['not', 'never', 'without', 'except', 'excluding', 'neither', 'nor'].includes(w) ||
+      (w === 'no' && i > 0 && !['no', 'yes'].includes(word(state, i - 1)))
+    ) {
       fail(`could not tell what "${tokens[i].raw}" applies to`);
     }
   }

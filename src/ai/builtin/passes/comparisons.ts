@@ -8,14 +8,48 @@ import { AGG_WORDS, COMPARATIVE_COLUMNS, COMPARATORS, FILLER, REVENUE_WORDS, SYN
 import type { Aggregate, CompareOp, ColumnRef, Item } from '../plan.ts';
 import { addCondition, claim, consume, fail, matchWords, numberAt, skipWords, word, type ParseState } from '../parse-state.ts';
 import {
-  columnInfo, defaultAggregate, defaultMeasure, findColumn, isChildTable, nearbyTables, resolveColumn, resolveTable,
-  revenueMeasure, unitsMeasure,
+  columnInfo,
+  defaultAggregate,
+  defaultMeasure,
+  findColumn,
+  isChildTable,
+  nearbyTables,
+  resolveColumn,
+  resolveTable,
+  revenueMeasure,
+  unitsMeasure,
 } from '../parse-schema.ts';
 
 const NEGATED: Record<CompareOp, CompareOp> = { '>': '<=', '>=': '<', '<': '>=', '<=': '>', '=': '<>', '<>': '=' };
 
 /** Words passed over looking back from a comparator for what it compares. */
-const SKIP_BACK = new Set(['is', 'are', 'was', 'were', 'be', 'of', 'a', 'an', 'the', 'with', 'has', 'have', 'had', 'having', 'whose', 'that', 'which', 'where', 'their', 'its', 'value', 'been', 'total', 'own', 'than']);
+const SKIP_BACK = new Set([
+  'is',
+  'are',
+  'was',
+  'were',
+  'be',
+  'of',
+  'a',
+  'an',
+  'the',
+  'with',
+  'has',
+  'have',
+  'had',
+  'having',
+  'whose',
+  'that',
+  'which',
+  'where',
+  'their',
+  'its',
+  'value',
+  'been',
+  'total',
+  'own',
+  'than',
+]);
 
 /** What a comparison is about, looking back from the comparator at i. */
 export function comparedBefore(state: ParseState, i: number): { item: Item; agg: boolean; start: number } | null {
@@ -48,7 +82,11 @@ export function comparedBefore(state: ParseState, i: number): { item: Item; agg:
       const aggWord = AGG_WORDS[word(state, m.start - 1)];
       if (aggWord && !state.consumed[m.start - 1]) {
         consume(state, m.start - 1, m.start);
-        return { item: { kind: 'aggregate', aggregate: { fn: aggWord, measure: { kind: 'column', column: c } } }, agg: true, start: m.start - 1 };
+        return {
+          item: { kind: 'aggregate', aggregate: { fn: aggWord, measure: { kind: 'column', column: c } } },
+          agg: true,
+          start: m.start - 1,
+        };
       }
       if (isChildTable(state, c.table) && defaultAggregate(state, c) === 'avg') {
         return { item: { kind: 'aggregate', aggregate: { fn: 'avg', measure: { kind: 'column', column: c } } }, agg: true, start: m.start };
@@ -64,10 +102,20 @@ export function comparedBefore(state: ParseState, i: number): { item: Item; agg:
     // Verbs and synonyms that name a column: "costs more than", "rated above".
     const synonyms = SYNONYMS[w] ?? SYNONYMS[state.tokens[k]?.lemma ?? ''];
     if (synonyms && !m) {
-      const c = findColumn(state, synonyms.flatMap((s) => s.split(' ')), nearbyTables(state), (x) => x.numeric);
+      const c = findColumn(
+        state,
+        synonyms.flatMap((s) => s.split(' ')),
+        nearbyTables(state),
+        (x) => x.numeric,
+      );
       if (c) {
         consume(state, k, k + 1);
-        if (isChildTable(state, c.table)) return { item: { kind: 'aggregate', aggregate: { fn: defaultAggregate(state, c), measure: { kind: 'column', column: c } } }, agg: true, start: k };
+        if (isChildTable(state, c.table))
+          return {
+            item: { kind: 'aggregate', aggregate: { fn: defaultAggregate(state, c), measure: { kind: 'column', column: c } } },
+            agg: true,
+            start: k,
+          };
         return { item: { kind: 'column', column: c }, agg: false, start: k };
       }
     }
@@ -101,7 +149,14 @@ export function readComparisons(state: ParseState): void {
     // "a greater weight than 10": the column sits inside the comparator.
     const split = COMPARATORS.find(([ws]) => ws.length === 2 && ws[1] === 'than' && ws[0] === word(state, i));
     const inside = mentionAt[i + 1];
-    if (!op && split && inside && inside.kind === 'column' && word(state, inside.end) === 'than' && numberAt(state, inside.end + 1) !== null) {
+    if (
+      !op &&
+      split &&
+      inside &&
+      inside.kind === 'column' &&
+      word(state, inside.end) === 'than' &&
+      numberAt(state, inside.end + 1) !== null
+    ) {
       const c = resolveColumn(state, inside);
       const v = numberAt(state, inside.end + 1)!;
       claim(state, inside);
@@ -141,8 +196,23 @@ export function readComparisons(state: ParseState): void {
       value2 = numberAt(state, numberPos + 2);
     }
     // "more than 1000 euros/dollars": currency words add nothing.
-    let after = (value2 !== null ? numberPos + 3 : numberPos + 1);
-    after = skipWords(state, after, ['euro', 'euros', 'dollar', 'dollars', 'eur', 'usd', 'gbp', 'pounds', 'year', 'years', 'old', 'different', 'distinct', 'separate']);
+    let after = value2 !== null ? numberPos + 3 : numberPos + 1;
+    after = skipWords(state, after, [
+      'euro',
+      'euros',
+      'dollar',
+      'dollars',
+      'eur',
+      'usd',
+      'gbp',
+      'pounds',
+      'year',
+      'years',
+      'old',
+      'different',
+      'distinct',
+      'separate',
+    ]);
     const negate = word(state, i - 1) === 'not';
     if (negate) op = NEGATED[op];
     const startTok = negate ? i - 1 : i;
@@ -156,7 +226,12 @@ export function readComparisons(state: ParseState): void {
     if (word(state, after) === 'in' && mentionAt[after + 1]?.kind === 'column') after++;
     // After the number: a table ("more than 5 orders") or a measure word.
     const afterMention = mentionAt[after];
-    if (!comparative && afterMention && afterMention.kind === 'table' && (resolveTable(afterMention) !== state.subject || state.asked?.kind === 'column')) {
+    if (
+      !comparative &&
+      afterMention &&
+      afterMention.kind === 'table' &&
+      (resolveTable(afterMention) !== state.subject || state.asked?.kind === 'column')
+    ) {
       const table = resolveTable(afterMention);
       claim(state, afterMention);
       consume(state, startTok, after);
@@ -174,7 +249,8 @@ export function readComparisons(state: ParseState): void {
       if (m) {
         consume(state, startTok, after + 1);
         // "sold more than 100 units": the verb belongs to this measure.
-        if (UNITS_WORDS.has(word(state, startTok - 1)) || REVENUE_WORDS.has(word(state, startTok - 1))) consume(state, startTok - 1, startTok);
+        if (UNITS_WORDS.has(word(state, startTok - 1)) || REVENUE_WORDS.has(word(state, startTok - 1)))
+          consume(state, startTok - 1, startTok);
         addHaving({ fn: 'sum', measure: m });
         state.wantsEntityGroup = true;
         continue;
@@ -199,7 +275,13 @@ export function readComparisons(state: ParseState): void {
     }
     if (!compared) {
       const c = defaultMeasure(state, state.subject);
-      if (!c) fail(`could not tell what "${tokens.slice(i, numberPos + 1).map((x) => x.raw).join(' ')}" compares`);
+      if (!c)
+        fail(
+          `could not tell what "${tokens
+            .slice(i, numberPos + 1)
+            .map((x) => x.raw)
+            .join(' ')}" compares`,
+        );
       compared = { item: { kind: 'column', column: c }, agg: false };
     }
     consume(state, startTok, Math.max(after, numberPos + 1));
@@ -218,16 +300,23 @@ export function readComparisons(state: ParseState): void {
     if (!n) continue;
     const op: CompareOp = ['more', 'greater', 'higher', 'above'].includes(word(state, i + 2)) ? '>=' : '<=';
     const countedMention = mentionAt[skipWords(state, i + 1 + n, ['different'])];
-    if (countedMention && countedMention.kind === 'table' && (resolveTable(countedMention) !== state.subject || state.asked?.kind === 'column')) {
+    if (
+      countedMention &&
+      countedMention.kind === 'table' &&
+      (resolveTable(countedMention) !== state.subject || state.asked?.kind === 'column')
+    ) {
       claim(state, countedMention);
       consume(state, i, i + 1 + n);
-      if (op === '<=' && resolveTable(countedMention) !== state.subject) state.relatedCounts.push({ target: resolveTable(countedMention), op, value: v, conditions: [] });
+      if (op === '<=' && resolveTable(countedMention) !== state.subject)
+        state.relatedCounts.push({ target: resolveTable(countedMention), op, value: v, conditions: [] });
       else state.having.push({ aggregate: { fn: 'count', measure: { kind: 'rows', table: resolveTable(countedMention) } }, op, value: v });
       state.wantsEntityGroup = true;
       continue;
     }
     const before = comparedBefore(state, i);
-    const item = before?.item ?? (defaultMeasure(state, state.subject) ? { kind: 'column' as const, column: defaultMeasure(state, state.subject)! } : null);
+    const item =
+      before?.item ??
+      (defaultMeasure(state, state.subject) ? { kind: 'column' as const, column: defaultMeasure(state, state.subject)! } : null);
     if (!item) continue;
     consume(state, i, i + 1 + n);
     if (item.kind === 'aggregate') {

@@ -28,14 +28,20 @@ export function dateRangeAt(state: ParseState, i: number): DateRange | null {
   if (tok.kind === 'date') {
     const [y, m, d] = tok.raw.slice(0, 10).split('-').map(Number);
     const next = new Date(Date.UTC(y, m - 1, d + 1));
-    return { from: iso(y, m, d), to: iso(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate()), length: 1, year: y, part: 'day' };
+    return {
+      from: iso(y, m, d),
+      to: iso(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate()),
+      length: 1,
+      year: y,
+      part: 'day',
+    };
   }
   let j = i;
   if (word(state, j) === 'the') j++;
   if (word(state, j) === 'year' && isYearAt(state, j + 1)) j++;
   const month = MONTHS[word(state, j)];
   // "may" is a month only right before a year.
-  if (month && word(state, j) !== 'may' || (word(state, j) === 'may' && isYearAt(state, j + 1))) {
+  if ((month && word(state, j) !== 'may') || (word(state, j) === 'may' && isYearAt(state, j + 1))) {
     const m = MONTHS[word(state, j)];
     const k = word(state, j + 1) === 'of' ? j + 2 : j + 1;
     if (isYearAt(state, k)) {
@@ -51,7 +57,13 @@ export function dateRangeAt(state: ParseState, i: number): DateRange | null {
     const q = Number(quarter[1]);
     const y = state.tokens[j + 1].num!;
     const startMonth = (q - 1) * 3 + 1;
-    return { from: iso(y, startMonth, 1), to: q === 4 ? iso(y + 1, 1, 1) : iso(y, startMonth + 3, 1), length: j + 2 - i, year: y, part: 'month' };
+    return {
+      from: iso(y, startMonth, 1),
+      to: q === 4 ? iso(y + 1, 1, 1) : iso(y, startMonth + 3, 1),
+      length: j + 2 - i,
+      year: y,
+      part: 'month',
+    };
   }
   if (isYearAt(state, j)) {
     const y = state.tokens[j].num!;
@@ -81,9 +93,22 @@ function addDateCondition(state: ParseState, c: ColumnRef, from: string | null, 
 }
 
 const PREPOSITIONS: Record<string, 'in' | 'since' | 'after' | 'before' | 'until'> = {
-  in: 'in', during: 'in', for: 'in', of: 'in', on: 'in', within: 'in', throughout: 'in',
-  since: 'since', from: 'since', starting: 'since',
-  after: 'after', before: 'before', until: 'until', till: 'until', through: 'until', by: 'until',
+  in: 'in',
+  during: 'in',
+  for: 'in',
+  of: 'in',
+  on: 'in',
+  within: 'in',
+  throughout: 'in',
+  since: 'since',
+  from: 'since',
+  starting: 'since',
+  after: 'after',
+  before: 'before',
+  until: 'until',
+  till: 'until',
+  through: 'until',
+  by: 'until',
 };
 
 export function readDates(state: ParseState): void {
@@ -128,7 +153,8 @@ export function readDates(state: ParseState): void {
           continue;
         }
       }
-      const onwards = matchWords(state, after, ['or|and', 'after|later|since|onwards|beyond']) || matchWords(state, after, ['onwards|onward']);
+      const onwards =
+        matchWords(state, after, ['or|and', 'after|later|since|onwards|beyond']) || matchWords(state, after, ['onwards|onward']);
       const upTo = matchWords(state, after, ['or|and', 'before|earlier|prior']);
       if (kind === 'in' && onwards) {
         consume(state, after, after + onwards);

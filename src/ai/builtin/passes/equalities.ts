@@ -55,7 +55,9 @@ export function readEqualities(state: ParseState): void {
     }
     // "3 years old"
     if (numberAt(state, i) !== null && matchWords(state, i + 1, ['year|years', 'old'])) {
-      const valueTables = [...state.mentions].filter((x) => x.kind === 'value' && Math.abs(x.start - i) <= 5).map((x) => (x as { cands: { table: string }[] }).cands[0].table);
+      const valueTables = [...state.mentions]
+        .filter((x) => x.kind === 'value' && Math.abs(x.start - i) <= 5)
+        .map((x) => (x as { cands: { table: string }[] }).cands[0].table);
       const c = findColumn(state, ['age'], [...valueTables, ...nearbyTables(state)], (x) => x.numeric);
       if (c) {
         addCondition(state, { kind: 'compare', column: c, op: '=', value: numberAt(state, i)! }, i);
@@ -96,7 +98,10 @@ export function readEqualities(state: ParseState): void {
       const col = info.label.length === 1 ? info.label[0] : (info.cols.find((c) => c.words.includes('name') && c.text)?.name ?? null);
       const value = values.join(' ');
       if (info.label.length === 2 && values.length === 2) {
-        for (const [ci, v] of [[0, values[0]], [1, values[1]]] as const) {
+        for (const [ci, v] of [
+          [0, values[0]],
+          [1, values[1]],
+        ] as const) {
           addCondition(state, { kind: 'in', column: { table, column: info.label[ci] }, values: [v], negate: false }, i);
         }
       } else if (col) {

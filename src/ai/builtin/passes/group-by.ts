@@ -8,17 +8,33 @@ import { claim, consume, fail, matchWords, skipWords, word, type ParseState } fr
 import { dateColumnFor } from '../parse-phrases.ts';
 import { resolveColumn, resolveTable } from '../parse-schema.ts';
 
-const DATE_UNITS: Record<string, DatePart> = { year: 'year', month: 'month', day: 'day', date: 'day', yearly: 'year', annually: 'year', annual: 'year', monthly: 'month', daily: 'day' };
+const DATE_UNITS: Record<string, DatePart> = {
+  year: 'year',
+  month: 'month',
+  day: 'day',
+  date: 'day',
+  yearly: 'year',
+  annually: 'year',
+  annual: 'year',
+  monthly: 'month',
+  daily: 'day',
+};
 
 export function readGroupPhrases(state: ParseState): void {
   const { tokens, mentionAt } = state;
   for (let i = 0; i < tokens.length; i++) {
     if (state.consumed[i]) continue;
-    const n = matchWords(state, i, ['for|in|of|within', 'each|every']) || matchWords(state, i, ['per|each|every']) || matchWords(state, i, ['grouped|broken|split|break', 'down?', 'by|per']) || matchWords(state, i, ['by']) || matchWords(state, i, ['across', 'all?']);
+    const n =
+      matchWords(state, i, ['for|in|of|within', 'each|every']) ||
+      matchWords(state, i, ['per|each|every']) ||
+      matchWords(state, i, ['grouped|broken|split|break', 'down?', 'by|per']) ||
+      matchWords(state, i, ['by']) ||
+      matchWords(state, i, ['across', 'all?']);
     const viaBy = n > 0 && word(state, i) === 'by';
     // "placed by customers": the agent of a verb, not a grouping.
     const prev = word(state, i - 1);
-    if (viaBy && (VERBS[prev] || DATE_VERBS[prev] || /ed$/.test(prev) || ['made', 'written', 'given', 'sold', 'bought'].includes(prev))) continue;
+    if (viaBy && (VERBS[prev] || DATE_VERBS[prev] || /ed$/.test(prev) || ['made', 'written', 'given', 'sold', 'bought'].includes(prev)))
+      continue;
     if (!n) {
       const unit = DATE_UNITS[word(state, i)];
       if (unit && ['yearly', 'annually', 'annual', 'monthly', 'daily'].includes(word(state, i))) {

@@ -25,7 +25,10 @@ export function readHead(state: ParseState): void {
       }
       // "how many units were sold": a sum, not a count of rows.
       const unitsMention = state.mentionAt[j];
-      if (UNITS_WORDS.has(word(state, j)) && (!unitsMention || unitsMention.kind === 'value' || unitsMention.cands.every((c) => c.score < 0.95))) {
+      if (
+        UNITS_WORDS.has(word(state, j)) &&
+        (!unitsMention || unitsMention.kind === 'value' || unitsMention.cands.every((c) => c.score < 0.95))
+      ) {
         const m = unitsMeasure(state);
         if (m) {
           state.intent = 'aggregate';
@@ -42,7 +45,10 @@ export function readHead(state: ParseState): void {
       state.intent = 'aggregate';
       return;
     }
-    if ((n = matchWords(state, i, ['total?', 'number|count|amount', 'of'])) && (word(state, i) !== 'amount' || word(state, i + 1) === 'of')) {
+    if (
+      (n = matchWords(state, i, ['total?', 'number|count|amount', 'of'])) &&
+      (word(state, i) !== 'amount' || word(state, i + 1) === 'of')
+    ) {
       if (word(state, i + n - 2) === 'amount' && word(state, i) !== 'total') continue;
       consume(state, i, i + n);
       state.headEnd = i + n;
@@ -60,7 +66,8 @@ export function readHead(state: ParseState): void {
       state.headEnd = i + n;
       state.intent = 'count';
       const j = skipWords(state, i + n, ['the', 'all', 'different', 'distinct', 'unique']);
-      if ([...Array(j - i - n).keys()].some((k) => ['different', 'distinct', 'unique'].includes(word(state, i + n + k)))) state.distinct = true;
+      if ([...Array(j - i - n).keys()].some((k) => ['different', 'distinct', 'unique'].includes(word(state, i + n + k))))
+        state.distinct = true;
       consume(state, i + n, j);
       return;
     }

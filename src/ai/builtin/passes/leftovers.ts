@@ -9,7 +9,22 @@ import { addCondition, claim, consume, fail, skipWords, word, type ParseState } 
 import { columnInfo, nearbyTables, resolveColumn, resolveTable } from '../parse-schema.ts';
 import { MONTHS, STOPWORDS } from '../text.ts';
 
-const LOCATION_WORDS = new Set(['city', 'country', 'region', 'continent', 'location', 'place', 'state', 'district', 'nation', 'town', 'area', 'province', 'county', 'address']);
+const LOCATION_WORDS = new Set([
+  'city',
+  'country',
+  'region',
+  'continent',
+  'location',
+  'place',
+  'state',
+  'district',
+  'nation',
+  'town',
+  'area',
+  'province',
+  'county',
+  'address',
+]);
 /** A column with this many sampled values may hold values the samples lack. */
 const COMPLETE_SAMPLE_BELOW = 20;
 

@@ -13,7 +13,14 @@ export function readLikePatterns(state: ParseState): void {
     let n: number;
     if ((n = matchWords(state, i, ['start|starts|starting|begin|begins|beginning|started|began', 'with|by|in']))) how = 'prefix';
     else if ((n = matchWords(state, i, ['end|ends|ending|ended', 'with|in']))) how = 'suffix';
-    else if ((n = matchWords(state, i, ['contain|contains|containing|include|includes|including|like|with', 'the?', 'word|letter|string|text|substring|phrase?']))) how = 'contains';
+    else if (
+      (n = matchWords(state, i, [
+        'contain|contains|containing|include|includes|including|like|with',
+        'the?',
+        'word|letter|string|text|substring|phrase?',
+      ]))
+    )
+      how = 'contains';
     if (!how) continue;
     const j = skipWords(state, i + n, ['the', 'letter', 'word', 'string', 'a', 'an']);
     const tok = tokens[j];
@@ -21,7 +28,12 @@ export function readLikePatterns(state: ParseState): void {
     let pattern: string;
     if (tok.kind === 'quoted') pattern = tok.raw;
     // An unquoted pattern is one word that names nothing in the schema ("starting with A").
-    else if (how !== 'contains' && (tok.kind === 'word' || tok.kind === 'number') && !(mentionAt[j] && mentionAt[j]!.kind !== 'value' && tok.raw.length > 1)) pattern = tok.raw;
+    else if (
+      how !== 'contains' &&
+      (tok.kind === 'word' || tok.kind === 'number') &&
+      !(mentionAt[j] && mentionAt[j]!.kind !== 'value' && tok.raw.length > 1)
+    )
+      pattern = tok.raw;
     else continue;
     // "with 'x' in their name" names the column after the literal.
     let c: ColumnRef | null = null;

@@ -26,15 +26,28 @@ export function mergeCompounds(state: ParseState): void {
   }
   // "first and last name(s)" → first_name, last_name.
   for (let i = 0; i + 3 < tokens.length; i++) {
-    if (word(state, i) !== 'first' || word(state, i + 1) !== 'and' || word(state, i + 2) !== 'last' || tokens[i + 3].lemma !== 'name') continue;
+    if (word(state, i) !== 'first' || word(state, i + 1) !== 'and' || word(state, i + 2) !== 'last' || tokens[i + 3].lemma !== 'name')
+      continue;
     const cands = [...state.index.tables.values()].flatMap((info) => {
       const f = info.cols.find((c) => c.words.join(' ') === 'first name');
       const l = info.cols.find((c) => c.words.join(' ') === 'last name');
       return f && l ? [{ table: info.name, first: f.name, last: l.name }] : [];
     });
     if (cands.length === 0) continue;
-    const firstName: ColumnMention = { kind: 'column', start: i, end: i + 1, cands: cands.map((c) => ({ table: c.table, column: c.first, score: 1 })), weak: false };
-    const lastName: ColumnMention = { kind: 'column', start: i + 2, end: i + 4, cands: cands.map((c) => ({ table: c.table, column: c.last, score: 1 })), weak: false };
+    const firstName: ColumnMention = {
+      kind: 'column',
+      start: i,
+      end: i + 1,
+      cands: cands.map((c) => ({ table: c.table, column: c.first, score: 1 })),
+      weak: false,
+    };
+    const lastName: ColumnMention = {
+      kind: 'column',
+      start: i + 2,
+      end: i + 4,
+      cands: cands.map((c) => ({ table: c.table, column: c.last, score: 1 })),
+      weak: false,
+    };
     const old = mentions.filter((m) => m.start >= i && m.start < i + 4);
     for (const o of old) mentions.splice(mentions.indexOf(o), 1);
     mentions.push(firstName, lastName);

@@ -35,15 +35,53 @@ export function readNegations(state: ParseState): void {
     const nextMention = mentionAt[afterNot];
     const notApplies =
       w === 'not' &&
-      (!mentionAt[i + 1] || (nextMention?.kind === 'table' && resolveTable(nextMention) !== subject) || nextMention?.kind === 'value' || VERBS[word(state, i + 1)] !== undefined);
+      (!mentionAt[i + 1] ||
+        (nextMention?.kind === 'table' && resolveTable(nextMention) !== subject) ||
+        nextMention?.kind === 'value' ||
+        VERBS[word(state, i + 1)] !== undefined);
     if (['except', 'excluding', 'besides'].includes(w)) {
       // "all stadiums except (for) stadiums having a concert in 2014"
-      let k = skipWords(state, i + 1, ['for', 'those', 'the', 'ones', 'that', 'which', 'who', 'having', 'have', 'has', 'had', 'with', 'a', 'an', 'any', 'some']);
+      let k = skipWords(state, i + 1, [
+        'for',
+        'those',
+        'the',
+        'ones',
+        'that',
+        'which',
+        'who',
+        'having',
+        'have',
+        'has',
+        'had',
+        'with',
+        'a',
+        'an',
+        'any',
+        'some',
+      ]);
       const subjectMention = mentionAt[k];
       if (subjectMention && subjectMention.kind === 'table' && resolveTable(subjectMention) === subject) {
-        k = skipWords(state, subjectMention.end, ['that', 'which', 'who', 'having', 'have', 'has', 'had', 'with', 'a', 'an', 'any', 'some']);
+        k = skipWords(state, subjectMention.end, [
+          'that',
+          'which',
+          'who',
+          'having',
+          'have',
+          'has',
+          'had',
+          'with',
+          'a',
+          'an',
+          'any',
+          'some',
+        ]);
         const related = mentionAt[k];
-        if (related && related.kind === 'table' && resolveTable(related) !== subject && index.distance(subject, resolveTable(related)) < Infinity) {
+        if (
+          related &&
+          related.kind === 'table' &&
+          resolveTable(related) !== subject &&
+          index.distance(subject, resolveTable(related)) < Infinity
+        ) {
           claim(state, subjectMention);
           claim(state, related);
           consume(state, i, related.end);
@@ -55,7 +93,33 @@ export function readNegations(state: ParseState): void {
     }
     if (w === 'never' || notApplies || w === 'without' || (w === 'no' && i > 0)) {
       start = i;
-      j = skipWords(state, i + 1, ['have', 'has', 'had', 'been', 'ever', 'yet', 'any', 'a', 'an', 'the', 'single', 'even', 'once', 'made', 'placed', 'written', 'got', 'received', 'did', 'do', 'does', 'not', 'own', 'owns', 'possess']);
+      j = skipWords(state, i + 1, [
+        'have',
+        'has',
+        'had',
+        'been',
+        'ever',
+        'yet',
+        'any',
+        'a',
+        'an',
+        'the',
+        'single',
+        'even',
+        'once',
+        'made',
+        'placed',
+        'written',
+        'got',
+        'received',
+        'did',
+        'do',
+        'does',
+        'not',
+        'own',
+        'owns',
+        'possess',
+      ]);
     }
     if (start < 0) continue;
     // "do not have a cat pet": the value stays a condition inside the negation; the table
@@ -65,11 +129,20 @@ export function readNegations(state: ParseState): void {
       const after = skipWords(state, valueMention.end, ['as', 'a', 'an', 'their', 'its']);
       const tableAfter = mentionAt[after];
       const valueTable = valueMention.cands[0].table;
-      const target = tableAfter && tableAfter.kind === 'table' && resolveTable(tableAfter) !== subject ? resolveTable(tableAfter) : valueTable !== subject ? valueTable : null;
+      const target =
+        tableAfter && tableAfter.kind === 'table' && resolveTable(tableAfter) !== subject
+          ? resolveTable(tableAfter)
+          : valueTable !== subject
+            ? valueTable
+            : null;
       if (target && isChildTable(state, target)) {
         if (tableAfter && tableAfter.kind === 'table' && resolveTable(tableAfter) === target) claim(state, tableAfter);
         consume(state, start, j);
-        const scopeEnd = clauseEnd(state, Math.max(valueMention.end, tableAfter && state.claimed.has(tableAfter) ? tableAfter.end : valueMention.end), CLAUSE_END);
+        const scopeEnd = clauseEnd(
+          state,
+          Math.max(valueMention.end, tableAfter && state.claimed.has(tableAfter) ? tableAfter.end : valueMention.end),
+          CLAUSE_END,
+        );
         state.negatedExists.push({ negate: true, target, conditions: [], pos: start, end: scopeEnd });
         continue;
       }

@@ -10,11 +10,34 @@ type Direction = 'ASC' | 'DESC';
 const DIRECTION_PHRASES: [string[], Direction][] = [
   [['in', 'descending|decreasing|reverse|reversed|desc', 'order?'], 'DESC'],
   [['in', 'ascending|increasing|alphabetical|alphabetic|asc', 'order?'], 'ASC'],
-  [['descending|desc|decreasing|descendingly'], 'DESC'], [['ascending|asc|increasing|alphabetically|ascendingly'], 'ASC'],
-  [['from?', 'the?', 'highest|largest|biggest|most|greatest|newest|latest|youngest|oldest|longest|heaviest|tallest', 'to', 'the?', 'lowest|smallest|least|fewest|oldest|earliest|youngest|shortest|lightest'], 'DESC'],
-  [['from?', 'the?', 'lowest|smallest|least|fewest|oldest|earliest|youngest|shortest|lightest', 'to', 'the?', 'highest|largest|biggest|most|greatest|newest|latest|oldest|youngest|longest|heaviest|tallest'], 'ASC'],
-  [['from?', 'high|large|big', 'to', 'low|small'], 'DESC'], [['from?', 'low|small', 'to', 'high|large|big'], 'ASC'],
-  [['newest|latest|highest|largest|biggest', 'first'], 'DESC'], [['oldest|earliest|lowest|smallest|cheapest', 'first'], 'ASC'],
+  [['descending|desc|decreasing|descendingly'], 'DESC'],
+  [['ascending|asc|increasing|alphabetically|ascendingly'], 'ASC'],
+  [
+    [
+      'from?',
+      'the?',
+      'highest|largest|biggest|most|greatest|newest|latest|youngest|oldest|longest|heaviest|tallest',
+      'to',
+      'the?',
+      'lowest|smallest|least|fewest|oldest|earliest|youngest|shortest|lightest',
+    ],
+    'DESC',
+  ],
+  [
+    [
+      'from?',
+      'the?',
+      'lowest|smallest|least|fewest|oldest|earliest|youngest|shortest|lightest',
+      'to',
+      'the?',
+      'highest|largest|biggest|most|greatest|newest|latest|oldest|youngest|longest|heaviest|tallest',
+    ],
+    'ASC',
+  ],
+  [['from?', 'high|large|big', 'to', 'low|small'], 'DESC'],
+  [['from?', 'low|small', 'to', 'high|large|big'], 'ASC'],
+  [['newest|latest|highest|largest|biggest', 'first'], 'DESC'],
+  [['oldest|earliest|lowest|smallest|cheapest', 'first'], 'ASC'],
 ];
 
 /** A sort direction phrase at i ("descending", "from highest to lowest", "newest first"). */
@@ -40,7 +63,7 @@ export function readOrderPhrases(state: ParseState): void {
     let directionFirst: Direction | null = null;
     if (!n) {
       const d = directionAt(state, i);
-      if (d.dir && word(state, d.end) === 'of' || (d.dir && word(state, d.end) === 'by')) {
+      if ((d.dir && word(state, d.end) === 'of') || (d.dir && word(state, d.end) === 'by')) {
         directionFirst = d.dir;
         n = d.end - i + 1;
       } else if (d.dir && ['alphabetically', 'alphabetical', 'alphabetic'].some((x) => tokens.slice(i, d.end).some((y) => y.lower === x))) {

@@ -13,7 +13,11 @@ export function findSubject(state: ParseState): void {
   const inGroupOrSuperlative = (m: Mention): boolean => {
     const p1 = word(state, m.start - 1);
     const p2 = word(state, m.start - 2);
-    return ['per', 'each', 'every', 'most', 'fewest', 'least'].includes(p1) || (p1 === 'by' && state.intent !== 'list') || p2 === 'number' && p1 === 'of' && state.intent !== 'count';
+    return (
+      ['per', 'each', 'every', 'most', 'fewest', 'least'].includes(p1) ||
+      (p1 === 'by' && state.intent !== 'list') ||
+      (p2 === 'number' && p1 === 'of' && state.intent !== 'count')
+    );
   };
   const strong = mentions.filter((m) => !m.weak);
   const first = strong.find((m) => m.start >= state.headEnd && m.kind !== 'value') ?? strong.find((m) => m.kind !== 'value');

@@ -7,8 +7,16 @@ import type { ColumnRef, Item } from '../plan.ts';
 import { claim, consume, fail, matchWords, skipWords, word, type ParseState } from '../parse-state.ts';
 import { dateColumnFor, measurePhraseAt } from '../parse-phrases.ts';
 import {
-  columnInfo, defaultAggregate, defaultMeasure, findColumn, isChildTable, nearbyTables, resolveColumn, resolveTable,
-  revenueMeasure, unitsMeasure,
+  columnInfo,
+  defaultAggregate,
+  defaultMeasure,
+  findColumn,
+  isChildTable,
+  nearbyTables,
+  resolveColumn,
+  resolveTable,
+  revenueMeasure,
+  unitsMeasure,
 } from '../parse-schema.ts';
 
 /** The sort key a superlative of `kind` names, reading from `at` (just after it). */
@@ -17,7 +25,8 @@ export function superlativeItem(state: ParseState, superlative: SuperKind, at: n
   const subject = state.asked?.kind === 'table' ? state.asked.table : state.subject;
   const preferTables = subject ? [subject, ...tables.filter((x) => x !== subject)] : tables;
   const asItem = (c: ColumnRef): Item => {
-    if (isChildTable(state, c.table) && state.asked?.kind === 'table') return { kind: 'aggregate', aggregate: { fn: defaultAggregate(state, c), measure: { kind: 'column', column: c } } };
+    if (isChildTable(state, c.table) && state.asked?.kind === 'table')
+      return { kind: 'aggregate', aggregate: { fn: defaultAggregate(state, c), measure: { kind: 'column', column: c } } };
     return { kind: 'column', column: c };
   };
   switch (superlative.kind) {
@@ -60,7 +69,11 @@ export function superlativeItem(state: ParseState, superlative: SuperKind, at: n
     }
     case 'rating': {
       const c = findColumn(state, ['rating', 'score', 'stars', 'grade', 'rank'], preferTables, (x) => x.numeric);
-      return c ? (isChildTable(state, c.table) ? { kind: 'aggregate', aggregate: { fn: 'avg', measure: { kind: 'column', column: c } } } : { kind: 'column', column: c }) : null;
+      return c
+        ? isChildTable(state, c.table)
+          ? { kind: 'aggregate', aggregate: { fn: 'avg', measure: { kind: 'column', column: c } } }
+          : { kind: 'column', column: c }
+        : null;
     }
   }
 }
@@ -70,7 +83,11 @@ export function readSuperlatives(state: ParseState): void {
   for (let i = 0; i < tokens.length; i++) {
     if (state.consumed[i]) continue;
     // most / fewest + table: "the customer with the most orders".
-    const mostFewest = matchWords(state, i, ['most|fewest|least|highest|largest|biggest|greatest|lowest|smallest', 'number|count|amount?', 'of?']);
+    const mostFewest = matchWords(state, i, [
+      'most|fewest|least|highest|largest|biggest|greatest|lowest|smallest',
+      'number|count|amount?',
+      'of?',
+    ]);
     if (mostFewest) {
       const j = skipWords(state, i + mostFewest, ['different', 'distinct']);
       const m = mentionAt[j];
@@ -78,7 +95,10 @@ export function readSuperlatives(state: ParseState): void {
       if (m && m.kind === 'table' && resolveTable(m) !== (state.asked?.kind === 'table' ? state.asked.table : null)) {
         claim(state, m);
         consume(state, i, j);
-        state.orderBy.unshift({ item: { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table: resolveTable(m) } } }, dir });
+        state.orderBy.unshift({
+          item: { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table: resolveTable(m) } } },
+          dir,
+        });
         state.limit ??= 1;
         state.wantsEntityGroup = true;
         continue;
@@ -112,9 +132,12 @@ export function readSuperlatives(state: ParseState): void {
     const asked = state.asked;
     const isAggregateQuestion =
       (superlative.kind === 'measure' || (words.length === 1 && AGG_WORDS[words[0]])) &&
-      next && next.kind === 'column' && !state.claimed.has(next) &&
+      next &&
+      next.kind === 'column' &&
+      !state.claimed.has(next) &&
       (!asked || asked.start >= next.start || (asked.kind === 'column' && asked.start === next.start)) &&
-      state.intent !== 'count' && state.limit === null;
+      state.intent !== 'count' &&
+      state.limit === null;
     if (isAggregateQuestion) continue; // readAggregates takes it
     const item = superlativeItem(state, superlative, end);
     if (!item) {
@@ -124,7 +147,8 @@ export function readSuperlatives(state: ParseState): void {
     consume(state, i, end);
     let dir = superlative.dir;
     // Without an age column, "oldest" means the earliest date (and "youngest" the latest).
-    if (superlative.kind === 'column' && superlative.words.includes('age') && item.kind === 'column' && columnInfo(state, item.column).date) dir = dir === 'DESC' ? 'ASC' : 'DESC';
+    if (superlative.kind === 'column' && superlative.words.includes('age') && item.kind === 'column' && columnInfo(state, item.column).date)
+      dir = dir === 'DESC' ? 'ASC' : 'DESC';
     state.orderBy.unshift({ item, dir });
     if (item.kind === 'aggregate') state.wantsEntityGroup = true;
     state.limit ??= 1;

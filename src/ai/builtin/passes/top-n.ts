@@ -36,11 +36,24 @@ export function readTopN(state: ParseState): void {
       if (isSuperlative && !['than', 'least', 'most', 'over', 'under', 'above', 'below'].includes(prev)) {
         state.limit = n;
         consume(state, i, i + 1);
-      } else if (['the', 'last'].includes(prev) && mentionAt[i + 1]?.kind === 'table' && ['most', 'highest', 'lowest', 'latest', 'newest', 'recent', 'largest', 'cheapest', 'with'].some((x) => tokens.slice(i + 1, i + 6).some((y) => y.lower === x))) {
+      } else if (
+        ['the', 'last'].includes(prev) &&
+        mentionAt[i + 1]?.kind === 'table' &&
+        ['most', 'highest', 'lowest', 'latest', 'newest', 'recent', 'largest', 'cheapest', 'with'].some((x) =>
+          tokens.slice(i + 1, i + 6).some((y) => y.lower === x),
+        )
+      ) {
         state.limit = n;
         consume(state, i, i + 1);
         if (prev === 'last') consume(state, i - 1, i);
-      } else if (mentionAt[i + 1]?.kind === 'table' && matchWords(state, mentionAt[i + 1]!.end, ['with|by|having', 'the?', 'most|highest|lowest|largest|fewest|least|biggest|smallest|greatest|best|worst'])) {
+      } else if (
+        mentionAt[i + 1]?.kind === 'table' &&
+        matchWords(state, mentionAt[i + 1]!.end, [
+          'with|by|having',
+          'the?',
+          'most|highest|lowest|largest|fewest|least|biggest|smallest|greatest|best|worst',
+        ])
+      ) {
         state.limit = n;
         consume(state, i, i + 1);
       }

@@ -32,7 +32,9 @@ export function readValues(state: ParseState): void {
     if (columnBefore && columnBefore.table === pick.table && columnBefore.column === pick.column && before) claim(state, before);
     // "Electronics category": the table word after a value of its own column is part of it.
     if (after && after.kind === 'table' && tableAfter === pick.table) claim(state, after);
-    const negate = ['not', 'except', 'excluding', 'than', 'besides', 'exclude'].includes(word(state, m.start - 1)) || (word(state, m.start - 1) === 'in' && word(state, m.start - 2) === 'not');
+    const negate =
+      ['not', 'except', 'excluding', 'than', 'besides', 'exclude'].includes(word(state, m.start - 1)) ||
+      (word(state, m.start - 1) === 'in' && word(state, m.start - 2) === 'not');
     if (negate) consume(state, m.start - (word(state, m.start - 1) === 'in' ? 2 : 1), m.start);
     claim(state, m);
     const key = `${pick.table}.${pick.column}.${negate}`;
