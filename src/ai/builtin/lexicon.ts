@@ -2,6 +2,9 @@
 // and comparison words, superlatives and the verbs that point at a table or date column.
 // Synonyms are only tried when the word itself names nothing in the schema, so a database
 // that really has a `clients` table keeps it.
+//
+// A data file, past 400 lines on purpose: word lists and nothing else; the code that reads
+// them is the parser (parse-*.ts, passes/) and link.ts.
 import type { AggregateFn, CompareOp } from './plan.ts';
 
 /** word (lemma) → schema words it may stand for, tried in order. */
