@@ -1,4 +1,4 @@
-// bench/catalog: what the catalog change check costs (issue 23 item 2). It runs at most once a
+// bench/catalog: what the catalog change check costs. It runs at most once a
 // second per connection record while reads arrive, before the read that finds it due.
 //   On a fresh database and on one with --tables tables (id serial primary key, name text,
 //   created timestamptz default now(): ~30 pg_attribute and ~13 pg_depend rows each):

@@ -1,5 +1,5 @@
 // bench/faults: what clients see when something dbq depends on fails under load, and how fast
-// it comes back (issue 24). One scenario at a time, each run in rounds against real dbq
+// it comes back. One scenario at a time, each run in rounds against real dbq
 // processes (bin/dbq) with a closed loop of reads and writes over HTTP; per round:
 //   answers       — by status and code, over the whole round (before, during, after the fault);
 //                   `no answer (ECONNREFUSED)` is a connection refused, `NOT IN THE ENVELOPE` an
@@ -44,7 +44,7 @@ const ROUNDS = option('rounds', '');
 const OUTAGE_MS = option('outage-ms', '');
 const ONLY = option('scenario', '');
 /** A read's `timeoutMs` against a target that may vanish: the answer should come by then, not
- * after the driver's or the kernel's own timeouts (issue 24 item 3: 25 s). */
+ * after the driver's or the kernel's own timeouts (25 s). */
 const TARGET_TIMEOUT_MS = 2_000;
 /** dbq's grace period in the SIGTERM scenario: short, so the long statements outlive it. */
 const GRACE_MS = 2_000;

@@ -1,10 +1,10 @@
-// bench/guard-adversarial: what adversarial 100 KB statements cost the guard (issue 14, item 3).
+// bench/guard-adversarial: what adversarial 100 KB statements cost the guard.
 // For each input and dialect: the guard's wall time (classifyStatement: long text goes to the
 // worker thread), the longest the event loop was held meanwhile (a 1 ms ticker), and the
 // baseline measured in the same run — the dialect's parser alone, on the event loop, on the
 // same text (what the guard would cost had it stayed in-thread). Targets: event loop < 50 ms.
 //
-// Then every door of a listening dbq in this process (issue 23, item 4): curated tool
+// Then every door of a listening dbq in this process: curated tool
 // `pattern`s that backtracked for 85–114 s (`^(a+)+$`, `^(\w+\s?)*$`, …) sent as a tools-only
 // key's values, and 1 MB JSON bodies (mostly `[`, deep objects, wide arrays) sent before any
 // key is checked where the door allows. For each door and input: the answer, its wall time and
@@ -90,7 +90,7 @@ if (!DOORS_ONLY) {
   );
 }
 
-// ---- Doors: patterns and JSON bodies against a listening dbq (issue 23, item 4) ----
+// ---- Doors: patterns and JSON bodies against a listening dbq ----
 
 const EVIL_PATTERNS: { name: string; pattern: string; value: string }[] = [
   { name: 'nested_plus', pattern: '^(a+)+$', value: 'a'.repeat(50_000) + '!' },

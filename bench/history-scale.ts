@@ -1,4 +1,4 @@
-// bench/history-scale: GET history on a store holding millions of entries (issue 16, item 3).
+// bench/history-scale: GET history on a store holding millions of entries.
 // For each store kind (SQLite, PostgreSQL): a fresh store with the app's migrations, --rows
 // entries generated in the store itself (PostgreSQL: INSERT … SELECT from generate_series;
 // SQLite: INSERT … SELECT from a recursive CTE, 1M rows a transaction), with the secondary
@@ -9,9 +9,8 @@
 //   - listHistory (the function GET history runs) for the first page, each filter, a time
 //     window, a reader's own entries and a deep keyset page: median of --runs runs;
 //   - the first page and one filter through HTTP (an in-process server, a real key);
-//   - searches through HTTP, the server's own path (on SQLite, a worker thread: issue 24 item
-//     6), and in-thread (listHistory on the event loop, the path before it), index on and off:
-//     latency beside the event loop's longest hold while they run and /healthz polled;
+//   - searches through HTTP, the server's own path (on SQLite, a worker thread), and in-thread
+//     (listHistory on the event loop, the path before it), index on and off: latency beside the event loop's longest hold while they run and /healthz polled;
 //   - history retention (pruneHistory, batches by id range) over the oldest ~10%, while one
 //     client writes history entries one after another: their latency p50/p99 during the run,
 //     against the same loop without retention.
@@ -332,7 +331,7 @@ async function indexAsIfOff(s: Setup): Promise<() => Promise<void>> {
   };
 }
 
-/** Searches over HTTP (the server's path) and in-thread (the path before issue 24 item 6),
+/** Searches over HTTP (the server's path) and in-thread (the path before searches moved to worker threads),
  * with the longest event-loop hold while each runs. In-thread with the index off walks the
  * whole history on the loop: one run each. */
 async function searchHolds(s: Setup): Promise<HoldRow[]> {
@@ -507,7 +506,7 @@ async function main(): Promise<void> {
         ...cases.map((c) => `| ${c.label} | ${c.ms.toFixed(2)} | ${c.entries} | ${c.ms < 20 ? 'yes' : '**no**'} |`),
         ...overHttp.map((c) => `| ${c.label} | ${c.ms.toFixed(2)} | 50 | ${c.ms < 20 ? 'yes' : '**no**'} |`),
         '',
-        'Searches and the event loop (issue 24 item 6): latency, and the longest the loop went without turning while they ran, beside /healthz polled every 5 ms.',
+        'Searches and the event loop: latency, and the longest the loop went without turning while they ran, beside /healthz polled every 5 ms.',
         '"held": the gap less the main thread\'s waits for a core (Linux schedstat); "wall" includes them (other load on shared cores).',
         '',
         '| search | index | path | runs | ms (median) | entries | loop held max ms | loop wall max ms | /healthz max ms |',

@@ -17,7 +17,7 @@
 //   node --import tsx bench/mcp.ts --schema-sizes 200 [postgres-url]
 // Creates a temp PostgreSQL database of that many tables (three targets: customers, orders,
 // order_items), then prints the size of `tools/list` and of finding and describing the three
-// targets with list_tables + describe_table against search_objects (issue 18 item 3).
+// targets with list_tables + describe_table against search_objects.
 import { cliActor } from '../src/audit/audit.ts';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -8,7 +8,7 @@
 //   runQuery          — dbq's whole core path: key and connection look-ups, guard, permission,
 //                       timeout and cancel, running registry, the engine, the history entry
 //   history entry     — svc.history.write alone, 16 at a time (one group commit per loop turn)
-//   read decision     — the guard's cached verdict alone (the whole check before issue 13),
+//   read decision     — the guard's cached verdict alone (the whole check before the catalog check existed),
 //                       then decideStatement: the verdict plus the catalog allowlist check of
 //                       every function, operator, cast and relation, and the user types in
 //                       play (≤ ~5 µs), beside last turn's figures (README)

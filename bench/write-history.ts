@@ -1,4 +1,4 @@
-// bench/write-history: what a write's history costs (issue 24 item 7). A write's entry is
+// bench/write-history: what a write's history costs. A write's entry is
 // recorded `running`, durably, before the statement runs and completed after it, where a read's
 // entry joins the next group commit after the result: one more store round trip, and on the
 // PostgreSQL store one WAL flush, per write. Measured in one process without HTTP, on the

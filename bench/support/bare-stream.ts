@@ -1,7 +1,7 @@
 // The streamed baseline of bench/export: Fastify + pg + pg-query-stream and nothing else — no
 // auth, guard, history or value encoding. Rows go out as NDJSON (a header line, then one JSON
 // array per row) through a Readable that Fastify pipes to the socket, so backpressure holds.
-// It is what "a streamed version" of the bare server means in issue 7. Run as a child process:
+// It is the streamed counterpart of the bare server, for exports. Run as a child process:
 //   node --import tsx bench/support/bare-stream.ts <port> <pg-url>
 import { Readable } from 'node:stream';
 import Fastify from 'fastify';

@@ -1,4 +1,4 @@
-// One request, one deadline (issue 24 item 3). A read with `timeoutMs: 5000` to a target behind a
+// One request, one deadline. A read with `timeoutMs: 5000` to a target behind a
 // silently dead network answered after 27.5 s: the catalog check opened its own session with a
 // 15 s timeout, then waited for a cancel connection's 5 s connect, then the statement needed a
 // new connect of its own. Every wait a request makes (pool slot, connect, catalog load or

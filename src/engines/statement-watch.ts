@@ -44,7 +44,7 @@ export class StatementWatch {
   private pendingCancel: Promise<void> = Promise.resolve();
   /** Rejecters of the run() calls in flight; called when the connection is abandoned. Not a
    * Promise.race against one long-lived promise: every race leaves a reaction on it holding
-   * its settled result, so a stream's run() per batch kept every batch alive (issue 7). */
+   * its settled result, so a stream's run() per batch kept every batch alive. */
   private readonly waiting = new Set<(err: DbqError) => void>();
   private hardStopError: DbqError | null = null;
   /** Set when a timeout answered the waiters before the connection was settled (answerAtTimeout). */

@@ -49,7 +49,7 @@ export class StopController {
   readonly signal: StopSignal = this.own;
   /** Why the first abort() happened, when its caller said: the engines still end the statement
    * with QueryCanceledError, and whoever reports it (src/query/run.ts) answers this instead. A
-   * shutdown's cut is the server's doing, not a client that went away (issue 24 item 2). */
+   * shutdown's cut is the server's doing, not a client that went away. */
   reason: Error | null = null;
 
   abort(reason?: Error): void {

@@ -1,5 +1,5 @@
 // History pages that may walk the SQLite store are read on worker threads, not on the event
-// loop (issue 24 item 6: a rare search held the loop 60 ms at 45k entries with the search
+// loop (a rare search held the loop 60 ms at 45k entries with the search
 // index off or behind, and the soak's p99 doubled as history grew). better-sqlite3 is
 // synchronous, so a walk on the server's own connection stalls every request for as long as
 // it runs. Each worker opens the store's file read-only (WAL: readers never wait for the

@@ -254,7 +254,7 @@ export interface SearchIndexer {
  * `intervalMs`, batches sized to take about `sliceMs` each, yielding between them, so a
  * request waits about one slice for it — longer when FTS5 merges segments inside a batch.
  *
- * Not on a worker thread of its own (issue 24 item 6, measured with 8 clients writing history
+ * Not on a worker thread of its own (measured with 8 clients writing history
  * and the indexer catching up 30k entries): a second connection that writes is a second
  * writer, and SQLite has one write lock. While the worker held it, the event loop slept in the
  * server connection's busy handler at its next history commit (longest hold 79–117 ms, against

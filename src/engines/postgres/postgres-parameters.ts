@@ -1,4 +1,4 @@
-// A statement given the wrong number of `params` (issue 23 item 5). PostgreSQL refuses the Bind
+// A statement given the wrong number of `params`. PostgreSQL refuses the Bind
 // with 08P01 protocol_violation at severity ERROR: the session survives (a FATAL would end it),
 // but the SQLSTATE's class 08 read as "connection exception" and the request answered 502 "the
 // connection was lost" although the pooled connection was fine.

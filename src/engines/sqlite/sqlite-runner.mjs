@@ -83,7 +83,7 @@ function size(row) {
 }
 
 // Blanks between the words may hold comments, as the guard (which reads comments as blanks)
-// allows: `EXPLAIN /* plan */ QUERY PLAN …`. A gap reads one way only (issue 23, item 4): a
+// allows: `EXPLAIN /* plan */ QUERY PLAN …`. A gap reads one way only: a
 // block comment ends at its first `*/` (the lazy `/\*[\s\S]*?\*/` could stretch over the
 // next ones when a later word failed, so 22 empty comments before a SELECT took 35 ms and each
 // one more doubled it), and `GAP*;?GAP*` is `GAP*(?:;GAP*)?` (blanks split two ways cost cubic
@@ -349,7 +349,7 @@ function describe(err) {
 // left to read what it would say. A statement that was running when the parent died finishes
 // first (sqlite3_step cannot be interrupted from here); its reply then meets a closed channel
 // (EPIPE, or ERR_IPC_CHANNEL_CLOSED once the disconnect is seen), which unhandled printed a
-// stack on the terminal the parent had shared and exited 1 (issue 24 item 8).
+// stack on the terminal the parent had shared and exited 1.
 function parentGone() {
   process.exit(0);
 }

@@ -121,7 +121,7 @@ class SqliteEngine implements Engine {
     let more = first.more;
     // The child reads the next batch while this process encodes and sends the current one
     // (two processes, two cores): without it each batch waited a full IPC round trip and the
-    // child's work (issue 7). At most two batches are held.
+    // child's work. At most two batches are held.
     let ahead: Promise<Batch> | null = null;
     const fetchAhead = () => {
       if (!more) return;

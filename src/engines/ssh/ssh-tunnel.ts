@@ -1,4 +1,4 @@
-// A connection's SSH bastion (issue 18 item 5): one SSH connection per engine, opened on the
+// A connection's SSH bastion: one SSH connection per engine, opened on the
 // first query, shared by every pooled session as a forwarded channel (direct-tcpip), ended with
 // the engine. No local port is listened on: a listener on 127.0.0.1 would hand the database to
 // every local user for as long as the tunnel lives, so the drivers get a stream instead.
