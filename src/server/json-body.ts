@@ -70,6 +70,57 @@ function keyText(text: string, start: number, end: number): string {
   }
 }
 
+/** The scan's per-level state. Allocated once and reused by every scan (a scan runs to its end
+ * synchronously, so no two share them). Six typed arrays a body, and closures over the scan's
+ * counters (pathOf, fieldOf below were), made a `SELECT 1` query's body cost 3.7 µs to scan
+ * instead of 0.3 µs. */
+interface Levels {
+  isArray: Uint8Array;
+  /** Arrays: the current element. */
+  index: Int32Array;
+  /** Objects: the current key's quoted text. */
+  keyStart: Int32Array;
+  keyEnd: Int32Array;
+  expectKey: Uint8Array;
+  /** The value of a `constructor` key. */
+  underConstructor: Uint8Array;
+}
+let levels: Levels | null = null;
+
+function levelsFor(maxDepth: number): Levels {
+  if (levels === null || levels.isArray.length < maxDepth) {
+    const size = Math.max(maxDepth, MAX_JSON_DEPTH);
+    levels = {
+      isArray: new Uint8Array(size),
+      index: new Int32Array(size),
+      keyStart: new Int32Array(size),
+      keyEnd: new Int32Array(size),
+      expectKey: new Uint8Array(size),
+      underConstructor: new Uint8Array(size),
+    };
+  }
+  return levels;
+}
+
+/** The path of the first `depth` open levels (`params[1].a`), for the one refusal that names it. */
+function pathOf(text: string, lv: Levels, depth: number): string {
+  let path = '';
+  for (let d = 0; d < depth; d++) {
+    if (lv.isArray[d]) path += `[${lv.index[d]}]`;
+    else {
+      const key = keyText(text, lv.keyStart[d], lv.keyEnd[d]);
+      path = path ? `${path}.${key}` : key;
+    }
+  }
+  return path;
+}
+
+/** Where a limit was passed, named by the first levels below a top-level object (`params[1]`):
+ * the field a person wrote. Nothing for a top-level array: its index says nothing. */
+function fieldOf(text: string, lv: Levels, depth: number, levels: number): string {
+  return depth > 0 && !lv.isArray[0] ? pathOf(text, lv, Math.min(depth, levels)) : '';
+}
+
 /** One pass over a body's text, outside strings (escapes honoured): whether it nests deeper
  * than `maxDepth` (the scan stops at the first bracket too many) and where the first forbidden
  * key is. Exact for valid JSON; for anything else JSON.parse has the last word. Linear, and
@@ -77,12 +128,8 @@ function keyText(text: string, start: number, end: number): string {
  * without escapes are skipped with indexOf, every other character is looked at once. */
 export function scanJsonText(text: string, maxDepth = MAX_JSON_DEPTH, maxValues = MAX_JSON_VALUES): JsonTextScan {
   // The open objects and arrays, outermost first: no more than maxDepth of them.
-  const isArray = new Uint8Array(maxDepth);
-  const index = new Int32Array(maxDepth); // arrays: the current element
-  const keyStart = new Int32Array(maxDepth); // objects: the current key's quoted text
-  const keyEnd = new Int32Array(maxDepth);
-  const expectKey = new Uint8Array(maxDepth);
-  const underConstructor = new Uint8Array(maxDepth); // the value of a `constructor` key
+  const lv = levelsFor(maxDepth);
+  const { isArray, index, keyStart, keyEnd, expectKey, underConstructor } = lv;
   let depth = 0;
   // Objects, arrays and separators seen: every value but the first of each container.
   let values = 0;
@@ -91,22 +138,6 @@ export function scanJsonText(text: string, maxDepth = MAX_JSON_DEPTH, maxValues 
   // Where the next backslash is (-1: none left), found once and reused until passed: a fresh
   // search per string would scan to the end of the text for every string.
   let nextBackslash = text.indexOf('\\');
-
-  const pathOf = (levels = depth): string => {
-    let path = '';
-    for (let d = 0; d < levels; d++) {
-      if (isArray[d]) path += `[${index[d]}]`;
-      else {
-        const key = keyText(text, keyStart[d], keyEnd[d]);
-        path = path ? `${path}.${key}` : key;
-      }
-    }
-    return path;
-  };
-
-  // Where a limit was passed, named by the first levels below a top-level object (`params[1]`):
-  // the field a person wrote. Nothing for a top-level array: its index says nothing.
-  const fieldOf = (levels: number): string => (depth > 0 && !isArray[0] ? pathOf(Math.min(depth, levels)) : '');
 
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -133,8 +164,9 @@ export function scanJsonText(text: string, maxDepth = MAX_JSON_DEPTH, maxValues 
         keyStart[top] = i;
         keyEnd[top] = end + 1;
         const key = shortKey(text, i, end + 1);
-        if (key === '__proto__') return { kind: 'forbidden', key: '__proto__', path: pathOf() };
-        if (key === 'prototype' && underConstructor[top]) return { kind: 'forbidden', key: 'constructor.prototype', path: pathOf() };
+        if (key === '__proto__') return { kind: 'forbidden', key: '__proto__', path: pathOf(text, lv, depth) };
+        if (key === 'prototype' && underConstructor[top])
+          return { kind: 'forbidden', key: 'constructor.prototype', path: pathOf(text, lv, depth) };
         constructorValue = key === 'constructor';
       }
       i = end;
@@ -143,10 +175,14 @@ export function scanJsonText(text: string, maxDepth = MAX_JSON_DEPTH, maxValues 
     switch (c) {
       case 0x5b: // [
       case 0x7b: // {
-        if (depth >= maxDepth) return { kind: 'too_deep', field: fieldOf(2) };
-        if (++values > maxValues) return { kind: 'too_many', field: fieldOf(1) };
+        if (depth >= maxDepth) return { kind: 'too_deep', field: fieldOf(text, lv, depth, 2) };
+        if (++values > maxValues) return { kind: 'too_many', field: fieldOf(text, lv, depth, 1) };
         isArray[depth] = c === 0x5b ? 1 : 0;
         index[depth] = 0;
+        // Reused arrays: a level starts as a fresh one would (pathOf reads an object's key
+        // bounds even before its first key, in text that is not JSON).
+        keyStart[depth] = 0;
+        keyEnd[depth] = 0;
         expectKey[depth] = c === 0x7b ? 1 : 0;
         underConstructor[depth] = c === 0x7b && constructorValue ? 1 : 0;
         depth++;
@@ -158,7 +194,7 @@ export function scanJsonText(text: string, maxDepth = MAX_JSON_DEPTH, maxValues 
         constructorValue = false;
         break;
       case 0x2c: // ,
-        if (++values > maxValues) return { kind: 'too_many', field: fieldOf(1) };
+        if (++values > maxValues) return { kind: 'too_many', field: fieldOf(text, lv, depth, 1) };
         if (depth > 0) {
           if (isArray[depth - 1]) index[depth - 1]++;
           else expectKey[depth - 1] = 1;
