@@ -8,6 +8,7 @@ import type { Config } from '../config.ts';
 import { DbqError } from '../errors.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
 import { auditCommands } from './commands/audit.ts';
+import { backupCommands } from './commands/backup.ts';
 import { connectionCommands } from './commands/connection.ts';
 import { keyCommands } from './commands/key.ts';
 import { toolCommands } from './commands/tool.ts';
@@ -62,6 +63,7 @@ function buildCli(): Command {
   connectionCommands(program, ctx);
   toolCommands(program, ctx);
   auditCommands(program, ctx);
+  backupCommands(program, ctx);
   mcpCommands(program);
   markRequired(program);
   return program;
