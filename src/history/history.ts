@@ -324,3 +324,29 @@ const PRUNE_BATCH_SQLITE = 1_000;
 const PRUNE_BATCH_MIN = 50;
 const PRUNE_SQLITE_TARGET_MS = 10;
 const PRUNE_PAUSE_MS = 10;
+
+/** No statement runs longer than this: the longest timeout a request may ask for (300 s), its
+ * connect and slot waits, and the shutdown grace, with room to spare. */
+export const ABANDONED_AFTER_MS = 15 * 60_000;
+export const ABANDONED_ERROR = 'dbq stopped before this statement finished; whether it took effect is unknown';
+
+/** A write's entry is written `running` before its statement is sent and completed after. A
+ * process killed in between (kill -9, power loss) leaves it `running` for ever, listed by GET
+ * /history as still running. Entries older than any statement can run are marked failed with
+ * a message saying the outcome is unknown. Per workspace, on the (workspace, status, id) index. */
+export async function failAbandonedRunning(db: Kysely<Database>, olderThanMs = ABANDONED_AFTER_MS): Promise<number> {
+  const cutoff = firstIdAt('h', Date.now() - olderThanMs);
+  const workspaces = await db.selectFrom('workspaces').select('id').execute();
+  let failed = 0;
+  for (const { id } of workspaces) {
+    const result = await db
+      .updateTable('query_history')
+      .set({ status: 'failed', error: ABANDONED_ERROR })
+      .where('workspace_id', '=', id)
+      .where('status', '=', 'running')
+      .where('id', '<', cutoff)
+      .executeTakeFirst();
+    failed += Number(result.numUpdatedRows);
+  }
+  return failed;
+}

@@ -5,7 +5,7 @@
 // "A stop (SIGTERM)").
 import type { FastifyInstance } from 'fastify';
 import { closeServices, type Services } from '../services.ts';
-import { pruneHistory } from '../history/history.ts';
+import { failAbandonedRunning, pruneHistory } from '../history/history.ts';
 import { hasSearchIndex, startSearchIndexer } from '../history/search-index.ts';
 import { pruneAudit } from '../audit/audit-list.ts';
 
@@ -29,6 +29,9 @@ export async function startServer(svc: Services, app: FastifyInstance, opts: { h
     void pruneHistory(svc.db, svc.config.historyDays)
       .then((n) => n > 0 && svc.logger.info({ deleted: n }, 'history retention'))
       .catch((err) => svc.logger.warn({ err }, 'history retention failed'));
+    void failAbandonedRunning(svc.db)
+      .then((n) => n > 0 && svc.logger.warn({ entries: n }, 'history: writes left running by a stopped process marked failed'))
+      .catch((err) => svc.logger.warn({ err }, 'history: marking abandoned running entries failed'));
     void pruneAudit(svc.db, svc.config.auditDays)
       .then((n) => n > 0 && svc.logger.info({ deleted: n }, 'audit log retention'))
       .catch((err) => svc.logger.warn({ err }, 'audit log retention failed'));
