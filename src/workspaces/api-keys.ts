@@ -242,16 +242,18 @@ export async function authenticateKey(db: Kysely<Database>, presented: string | 
       .where('k.hash', '=', hash)
       .executeTakeFirst();
   const row = memo ? await memo(`key:${hash}`, lookup) : await lookup();
+  if (!row) throw new InvalidApiKeyError();
+  const derived = derivedOf(row);
   // The look-up is by hash, so its timing says nothing about the secret; the constant-time
   // compare guards against a store that matched loosely (collation, trailing spaces).
-  if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash))) throw new InvalidApiKeyError();
+  if (!timingSafeEqual(derived.hash, Buffer.from(hash))) throw new InvalidApiKeyError();
   if (row.revokedAt !== null || row.disabledAt !== null) throw new InvalidApiKeyError();
   // Checked on every request, after the memo: a cached row must not outlive its key.
-  if (row.expiresAt !== null && Date.parse(row.expiresAt) <= Date.now()) {
+  if (derived.expiresAt !== null && derived.expiresAt <= Date.now()) {
     auditExpiry(db, row);
     throw new InvalidApiKeyError({ reason: 'expired' });
   }
-  if ((!row.lastUsedAt || Date.now() - Date.parse(row.lastUsedAt) > LAST_USED_RESOLUTION_MS) && lastUsedWriteDue(row.keyId)) {
+  if ((derived.lastUsedAt === null || Date.now() - derived.lastUsedAt > LAST_USED_RESOLUTION_MS) && lastUsedWriteDue(row.keyId)) {
     // Fire and forget: a failed bookkeeping write must not fail the request.
     db.updateTable('api_keys')
       .set({ last_used_at: nowIso() })
@@ -259,7 +261,42 @@ export async function authenticateKey(db: Kysely<Database>, presented: string | 
       .execute()
       .catch(() => {});
   }
-  return toPrincipal(row, { id: row.keyId, name: row.keyName, scope: parseStoredScope(row.scope), expiresAt: row.expiresAt });
+  return toPrincipal(row, { id: row.keyId, name: row.keyName, scope: derived.scope, expiresAt: row.expiresAt });
+}
+
+/** What authentication reads from a key's row in another form: its stored hash as bytes, its
+ * times as numbers, its scope parsed. */
+interface KeyRowDerived {
+  hash: Buffer;
+  expiresAt: number | null;
+  lastUsedAt: number | null;
+  scope: KeyScope | null;
+}
+
+/** Worked out once per row object: the memoised row (store.memo) is the same object for every
+ * request until the store's change epoch moves, and then it is dropped, and this with it (the
+ * map holds nothing of its own: no secret, only the row's stored hash, as the memo does). The
+ * scope is frozen because every principal of the row shares it. */
+const rowDerived = new WeakMap<object, KeyRowDerived>();
+
+function derivedOf(row: { hash: string; expiresAt: string | null; lastUsedAt: string | null; scope: string | null }): KeyRowDerived {
+  let derived = rowDerived.get(row);
+  if (derived === undefined) {
+    derived = {
+      hash: Buffer.from(row.hash),
+      expiresAt: row.expiresAt === null ? null : Date.parse(row.expiresAt),
+      lastUsedAt: row.lastUsedAt ? Date.parse(row.lastUsedAt) : null,
+      scope: frozenScope(parseStoredScope(row.scope)),
+    };
+    rowDerived.set(row, derived);
+  }
+  return derived;
+}
+
+function frozenScope(scope: KeyScope | null): KeyScope | null {
+  if (scope === null) return null;
+  for (const value of Object.values(scope)) if (Array.isArray(value)) Object.freeze(value);
+  return Object.freeze(scope);
 }
 
 /** The first refused request after expiry writes `key.expired`, once: the conditional UPDATE
