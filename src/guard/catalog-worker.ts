@@ -3,7 +3,7 @@
 // and user function body parsed, here.
 import { parentPort } from 'node:worker_threads';
 import { loadModule } from 'libpg-query';
-import { collectPlpgsqlReferences, collectPostgresReferences } from './guard-postgres.ts';
+import { collectPlpgsqlReferences, collectPostgresReferences } from './guard-postgres-references.ts';
 import { parseCatalogRows, type CatalogText } from '../engines/postgres/postgres-catalog-rows.ts';
 import { buildPostgresCatalog, type CollectReferences } from './read-policy.ts';
 import type { PostgresReferences } from './verdict.ts';
