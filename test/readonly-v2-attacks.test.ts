@@ -17,6 +17,15 @@
 // After every attack the test takes a snapshot; when an attack changed something it is named,
 // and the fixture is restored (tables rebuilt, victims reconnected, slots dropped, pooled
 // backends ended) so later attacks are judged on an intact fixture.
+//
+// Past 400 lines on purpose: a catalogue of attacks on one fixture. Most of the length is that
+// fixture (the objects every attack needs, the snapshot that must see each effect, the restore
+// after one) and it is shared by the three layers: the positive controls prove, on the same
+// objects, that what the other two layers find unchanged was really live. Split by layer, each
+// file would rebuild the same superuser database (extensions, foreign servers, victims) and the
+// controls would prove nothing about the others' fixture. The attacks themselves are listed in
+// test/fixtures/pg-attacks-v2.ts, the replay and snapshot helpers in
+// test/support/pg-attack-replay.ts.
 import fs from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
