@@ -60,6 +60,8 @@ export const SQLITE_TESTS: readonly string[] = [
   // Its own node:http stand-in for the AI providers on 127.0.0.1, the sample SQLite database.
   'test/ai-providers.test.ts',
   'test/audit-web.test.ts',
+  // dbq backup/restore in child processes on SQLite stores; the PostgreSQL refusal dials nothing.
+  'test/backup-restore-cli.test.ts',
   'test/body-limit-413-delivery.test.ts',
   // Runs ./bin/dbq in child processes against a SQLite store.
   'test/cli-newcomer.test.ts',
@@ -94,8 +96,6 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/audit-api.test.ts',
   'test/audit-browser.test.ts',
   'test/audit-cli.test.ts',
-  // dbq backup/restore in child processes on SQLite stores; the PostgreSQL refusal dials nothing.
-  'test/backup-restore-cli.test.ts',
   'test/audit-log.test.ts',
   'test/catalog-check-blind-spots.test.ts',
   'test/catalog-check-late-commit.test.ts',
