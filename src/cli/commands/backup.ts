@@ -58,7 +58,7 @@ export function backupCommands(program: Command, ctx: CliContext): void {
   program
     .command('backup')
     .description(
-      'write a consistent copy of the SQLite store to FILE (0600), safe while dbq serves; the secret key is not in it: keep it with the copy (docs/operations.md)',
+      'write a consistent copy of the SQLite store to a new file (0600), safe while dbq serves; the secret key is not in it: keep it with the copy (docs/operations.md). A PostgreSQL store: use pg_dump',
     )
     .requiredOption('--to <file>', 'the new backup file (must not exist)')
     .option('--json', 'print JSON')
@@ -74,7 +74,7 @@ export function backupCommands(program: Command, ctx: CliContext): void {
   program
     .command('restore')
     .description(
-      'put a backup made by dbq backup in place as the store of an empty data dir (never over an existing store, never under a running server)',
+      'put a backup made by dbq backup in place as the store of an empty data dir (never over an existing store, so never under a running server); put the secret key kept with it there too (docs/operations.md)',
     )
     .requiredOption('--from <file>', 'the backup file')
     .option('--json', 'print JSON')
