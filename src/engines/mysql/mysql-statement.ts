@@ -4,6 +4,7 @@
 
 import type { FieldPacket, PoolConnection, ResultSetHeader } from 'mysql2';
 import type mysql from 'mysql2';
+import { QueryFailedError } from '../../errors.ts';
 import type { ExecuteOptions, ExecuteResult } from '../engine.ts';
 import { ER_QUERY_INTERRUPTED, errnoOf } from './mysql-errors.ts';
 import { createDecoder, mysqlTypeName, type Decoder } from './mysql-values.ts';
@@ -22,6 +23,32 @@ export interface StatementTarget {
 /** JSON parameters for COM_STMT_EXECUTE: objects and arrays travel as JSON text. */
 export function toMysqlParams(params: readonly unknown[]): never[] {
   return params.map((p) => (p !== null && typeof p === 'object' ? JSON.stringify(p) : p)) as never[];
+}
+
+/** COM_STMT_EXECUTE carries as many values as the prepared statement has placeholders, and
+ * the server reads them by that count: three values for `SELECT ? + ?` answered 8.0893e-320
+ * (the third value's bytes read as part of the second), and too few failed with "Incorrect
+ * arguments to mysqld_stmt_execute". The count is the prepared statement's own: mysql2 keeps
+ * the statement under the same key execute() uses (rowsAsArray), so the execute that follows
+ * prepares nothing again. A statement that does not prepare fails here as it would there. */
+export function checkParameterCount(conn: PoolConnection, sql: string, given: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    // The options form keys the statement as execute() does; the typings know only the text.
+    conn.prepare({ sql, rowsAsArray: true } as never, (err, statement) => {
+      if (err) return reject(err);
+      const needed = (statement as unknown as { parameters: unknown[] }).parameters.length;
+      if (needed === given) return resolve();
+      const words = (n: number) => `${n} parameter${n === 1 ? '' : 's'}`;
+      reject(
+        new QueryFailedError(`the statement uses ${words(needed)} but ${given} ${given === 1 ? 'was' : 'were'} given`, {
+          sqlState: null,
+          position: null,
+          expectedParams: needed,
+          givenParams: given,
+        }),
+      );
+    });
+  });
 }
 
 /** Runs one statement, keeping at most maxRows rows / maxBytes. */

@@ -31,7 +31,7 @@ import { STATEMENT_TIMEOUT_ERRNOS, classifyMysqlConnectError, classifyMysqlError
 import { readExpressionRows, readViewRows, type MysqlCatalogQuery, type MysqlExpressionRow, type MysqlViews } from './mysql-catalog.ts';
 import { COLUMNS_SQL, FOREIGN_KEYS_SQL, TABLES_SQL, assembleTables } from './mysql-introspect.ts';
 import { searchMysqlObjects } from './mysql-search.ts';
-import { execute, query, runStatement } from './mysql-statement.ts';
+import { checkParameterCount, execute, query, runStatement } from './mysql-statement.ts';
 import { readMysqlAccess } from './mysql-privileges.ts';
 import { SshTunnel } from '../ssh/ssh-tunnel.ts';
 import type { ReadAccess } from '../engine.ts';
@@ -126,6 +126,8 @@ class MysqlEngine implements Engine {
       // A cancel that came while the session was being opened found no statement to stop:
       // honour it here, before the statement is sent (the send is synchronous from here).
       if (session.watch.reason) throw session.watch.error();
+      if (opts.params.length > 0) await session.watch.run(checkParameterCount(session.conn, opts.sql, opts.params.length));
+      if (session.watch.reason) throw session.watch.error();
       const result = await session.watch.run(runStatement(session, opts));
       if (session.watch.reason) throw session.watch.error();
       return result;
@@ -141,6 +143,7 @@ class MysqlEngine implements Engine {
     try {
       // As in execute(): a cancel during open() must not be lost.
       if (session.watch.reason) throw session.watch.error();
+      if (opts.params.length > 0) await session.watch.run(checkParameterCount(session.conn, opts.sql, opts.params.length));
       return await openStatementStream(session, opts, (err) => this.classify(err, session));
     } catch (err) {
       await session.end();
