@@ -14,6 +14,7 @@ import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { StopController } from '../engines/stop.ts';
 import { executePrepared, prepareQuery, statusOf, type QueryInput } from './run.ts';
+import { runningSince } from './running.ts';
 
 export type AsyncStatus = 'running' | 'succeeded' | 'failed' | 'canceled' | 'timed_out';
 
@@ -190,7 +191,7 @@ export function describeQuery(svc: Services, principal: Principal, queryId: stri
   if (entry) return svc.asyncQueries.envelopeJson(entry);
   const running = svc.running.findOwned(principal, queryId);
   if (!running) throw new QueryNotFoundError();
-  return JSON.stringify({ success: true, data: runningView(running.queryId, running.connectionId, running.startedAt, 'running') });
+  return JSON.stringify({ success: true, data: runningView(running.queryId, running.connectionId, runningSince(running), 'running') });
 }
 
 /** POST /query/{queryId}/cancel: aborts the caller's own running statement (cancelled on the
@@ -212,7 +213,7 @@ export async function cancelQuery(svc: Services, principal: Principal, queryId: 
     ),
     CANCEL_WAIT_MS,
   );
-  return JSON.stringify({ success: true, data: runningView(running.queryId, running.connectionId, running.startedAt, status) });
+  return JSON.stringify({ success: true, data: runningView(running.queryId, running.connectionId, runningSince(running), status) });
 }
 
 function runningView(queryId: string, connectionId: string, startedAt: string, status: AsyncStatus) {

@@ -17,7 +17,9 @@ export interface RunningQuery {
   connectionName: string;
   sql: string;
   source: string;
-  startedAt: string;
+  /** Date.now() when it started: formatted (runningSince) only when someone asks, as
+   * toISOString cost ~0.8 µs on every request. */
+  startedAt: number;
   controller: StopController;
   done: Promise<unknown>;
 }
@@ -32,12 +34,22 @@ export interface RunningQueryView {
   user: { id: string };
 }
 
+/** When a statement in flight started, as an ISO timestamp. */
+export function runningSince(q: Pick<RunningQuery, 'startedAt'>): string {
+  return new Date(q.startedAt).toISOString();
+}
+
 export class RunningQueries {
   private readonly byId = new Map<string, RunningQuery>();
 
   add(q: RunningQuery): void {
     this.byId.set(q.queryId, q);
-    void q.done.finally(() => this.byId.delete(q.queryId)).catch(() => {});
+    // One reaction for either outcome (finally + catch were two promises a request); a failure
+    // is the caller's to report, not this listing's.
+    const forget = () => {
+      this.byId.delete(q.queryId);
+    };
+    q.done.then(forget, forget);
   }
 
   get size(): number {
@@ -74,7 +86,7 @@ export class RunningQueries {
           connectionName: q.connectionName,
           sql: q.sql,
           source: q.source,
-          startedAt: q.startedAt,
+          startedAt: runningSince(q),
           user: { id: q.userId },
         }))
     );
