@@ -156,6 +156,21 @@ describe('dbq backup', () => {
     expect(shown.stdout).toContain('load-0');
   });
 
+  it('restores a store file copied while dbq was stopped (still in WAL mode) and leaves nothing beside it', async () => {
+    const copied = path.join(work, 'copied', 'dbq.sqlite');
+    fs.mkdirSync(path.dirname(copied));
+    fs.copyFileSync(backup, copied);
+    const wal = new SqliteDatabase(copied);
+    wal.pragma('journal_mode = WAL');
+    wal.close();
+    const dataDir = tempDir();
+    const res = await runDbq(dataDir, ['restore', '--from', copied]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(fs.readdirSync(path.dirname(copied))).toEqual(['dbq.sqlite']);
+    expect(slugs(path.join(dataDir, 'dbq.sqlite')).has('load-0')).toBe(true);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
   it('refuses a data dir that holds a store (so any data dir a server is serving)', async () => {
     const res = await runDbq(h.dataDir, ['restore', '--from', backup]);
     expect(res.code).toBe(1);

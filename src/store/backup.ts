@@ -103,6 +103,23 @@ export async function backupSqliteStore(dataDir: string, to: string): Promise<Ba
   }
 }
 
+/** Opens `file` read-only for `fn`. A backup file still in WAL mode (a store copied while
+ * stopped) makes SQLite create a -wal and -shm beside it even for reading: the empty ones this
+ * created are removed again, so checking a backup leaves its directory as it was. */
+async function readingBackup<T>(file: string, fn: (db: SqliteDatabase.Database) => Promise<T> | T): Promise<T> {
+  const made = ['-wal', '-shm'].filter((s) => !fs.existsSync(file + s));
+  const db = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
+  try {
+    return await fn(db);
+  } finally {
+    db.close();
+    for (const s of made) {
+      const companion = file + s;
+      if (s === '-shm' || (fs.existsSync(companion) && fs.statSync(companion).size === 0)) fs.rmSync(companion, { force: true });
+    }
+  }
+}
+
 export interface BackupInfo {
   migration: string | null;
   /** One sealed connection secret and its record id, to prove a key opens this store's
@@ -127,8 +144,7 @@ export async function inspectBackup(file: string): Promise<BackupInfo> {
   }
   if (header.toString('latin1') !== 'SQLite format 3\0')
     throw new InvalidRequestError(`${file} is not an SQLite database, so not a dbq backup.`, { file });
-  const db = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
-  try {
+  return readingBackup(file, async (db) => {
     const hasMigrations = db.prepare("select 1 from sqlite_master where type = 'table' and name = 'dbq_migrations'").get();
     if (!hasMigrations)
       throw new InvalidRequestError(`${file} is an SQLite database but not a dbq store (it has no dbq_migrations table).`, { file });
@@ -145,9 +161,7 @@ export async function inspectBackup(file: string): Promise<BackupInfo> {
     const sample = db.prepare('select id, secret from connections where secret is not null limit 1').get() as
       { id: string; secret: string } | undefined;
     return { migration: applied.at(-1) ?? null, sealedSample: sample ? { id: sample.id, sealed: sample.secret } : null };
-  } finally {
-    db.close();
-  }
+  });
 }
 
 /** The store files present in `dataDir` (the store itself, or a -wal/-shm/-journal it left). */
@@ -175,12 +189,7 @@ export async function restoreSqliteStore(dataDir: string, from: string): Promise
   const target = path.join(dataDir, STORE_FILE);
   const temp = privateTempBeside(target, 'restoring');
   try {
-    const src = new SqliteDatabase(from, { readonly: true, fileMustExist: true });
-    try {
-      await src.backup(temp, { progress: () => ALL_PAGES });
-    } finally {
-      src.close();
-    }
+    await readingBackup(from, (src) => src.backup(temp, { progress: () => ALL_PAGES }));
     const copy = new SqliteDatabase(temp, { fileMustExist: true });
     try {
       assertIntact(copy, 'The restored copy');
