@@ -111,18 +111,21 @@ export interface HistoryHandle {
   finish(status: HistoryOutcome['status'], extra: HistoryExtra, statementRan: StatementRan): Promise<void>;
 }
 
+/** A read's handle: nothing to write before the statement, so no wait for it either. */
+export function readHistory(svc: Services, q: QueryIdentity): HistoryHandle {
+  return {
+    finish: (status, extra) => recordHistory(svc, q, status, extra).then(noValue),
+  };
+}
+
+function noValue(): void {}
+
 /** A read's entry is written once, after it ran, in the next group commit. A write's is recorded
  * `running` before its statement is sent — durably, so nothing afterwards (the store failing,
  * the process killed) can leave a write that ran without a trace — and completed after. If the
  * store fails either time, the error says whether the statement ran. */
 export async function openHistory(svc: Services, q: QueryIdentity): Promise<HistoryHandle> {
-  if (q.verdict.kind !== 'write') {
-    return {
-      async finish(status, extra) {
-        await recordHistory(svc, q, status, extra);
-      },
-    };
-  }
+  if (q.verdict.kind !== 'write') return readHistory(svc, q);
   let id: string;
   try {
     id = (await svc.history.write({ ...historyEntryOf(q, 'running', {}), durationMs: 0 }, { durable: true })).id;

@@ -8,11 +8,11 @@
 // result, openHistory() (history-entry.ts) and trackRunning() for whatever runs the statement
 // instead; the request's fields are checked in input.ts.
 import { performance } from 'node:perf_hooks';
-import type { Column } from '../engines/engine.ts';
+import type { Column, Engine, ExecuteOptions, ExecuteResult } from '../engines/engine.ts';
 import { statementController, type StopController } from '../engines/stop.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
-import { historyErrorOf, openHistory, statementRanAfter, statusOf, stoppedFor, type HistoryHandle } from './history-entry.ts';
+import { historyErrorOf, openHistory, readHistory, statementRanAfter, statusOf, stoppedFor, type HistoryHandle } from './history-entry.ts';
 import type { QueryInput } from './input.ts';
 import { prepareQuery, type PreparedQuery, type RunOptions } from './prepare.ts';
 
@@ -92,33 +92,39 @@ export async function executePrepared(
   cancel: Cancel,
 ): Promise<QueryResult> {
   const { controller, unlink } = statementController(cancel);
-  const opened = openHistory(svc, q);
-  const execution = opened.then(() =>
-    q.engine.execute({
-      sql: input.sql,
-      params: input.params,
-      readOnly: q.readOnly,
-      // Named rather than spread (a spread in a literal is V8's slow path); the engines read
-      // both as `=== undefined` / `=== true`, so an absent option and an undefined one agree.
-      planOnly: q.runOptions.planOnly,
-      sessionUntouched: q.runOptions.sessionUntouched,
-      timeoutMs: input.timeoutMs,
-      maxRows: input.maxRows,
-      maxBytes: svc.config.maxResultBytes,
-      signal: controller.signal,
-      deadline: q.deadline,
-    }),
-  );
-  // Listed from the start, the write's `running` entry included: GET /query/running, cancel and
-  // the shutdown drain see it while that entry is being written.
-  trackRunning(svc, q, controller, execution);
-
+  const options: ExecuteOptions = {
+    sql: input.sql,
+    params: input.params,
+    readOnly: q.readOnly,
+    // Named rather than spread (a spread in a literal is V8's slow path); the engines read
+    // both as `=== undefined` / `=== true`, so an absent option and an undefined one agree.
+    planOnly: q.runOptions.planOnly,
+    sessionUntouched: q.runOptions.sessionUntouched,
+    timeoutMs: input.timeoutMs,
+    maxRows: input.maxRows,
+    maxBytes: svc.config.maxResultBytes,
+    signal: controller.signal,
+    deadline: q.deadline,
+  };
   let history: HistoryHandle;
-  try {
-    history = await opened;
-  } catch (err) {
-    unlink();
-    throw err;
+  let execution: Promise<ExecuteResult>;
+  if (q.verdict.kind !== 'write') {
+    // A read writes nothing before it runs: sent at once, without waiting a turn for a handle.
+    history = readHistory(svc, q);
+    execution = executeOn(q.engine, options);
+    trackRunning(svc, q, controller, execution);
+  } else {
+    const opened = openHistory(svc, q);
+    execution = opened.then(() => q.engine.execute(options));
+    // Listed from the start, the write's `running` entry included: GET /query/running, cancel
+    // and the shutdown drain see it while that entry is being written.
+    trackRunning(svc, q, controller, execution);
+    try {
+      history = await opened;
+    } catch (err) {
+      unlink();
+      throw err;
+    }
   }
   let result;
   try {
@@ -145,6 +151,15 @@ export async function executePrepared(
     affectedRows: result.affectedRows,
     durationMs,
   };
+}
+
+/** engine.execute, a synchronous throw included, as one promise (as `.then` would give it). */
+function executeOn(engine: Engine, options: ExecuteOptions): Promise<ExecuteResult> {
+  try {
+    return engine.execute(options);
+  } catch (err) {
+    return Promise.reject(err);
+  }
 }
 
 /** With duplicate column names (`SELECT 1 AS a, 2 AS a`) the last one wins; `arrays` keeps all. */
