@@ -103,6 +103,16 @@ describe('dbq backup', () => {
     fs.rmSync(file);
   });
 
+  it('--help names both commands, the secret key and pg_dump', async () => {
+    const help = await runDbq(h.dataDir, ['--help']);
+    expect(help.stdout).toMatch(/^\s+backup \[options\]/m);
+    expect(help.stdout).toMatch(/^\s+restore \[options\]/m);
+    const backupHelp = await runDbq(h.dataDir, ['backup', '--help']);
+    expect(backupHelp.stdout).toMatch(/--to <file>.*\(required\)/);
+    expect(backupHelp.stdout).toContain('secret key');
+    expect(backupHelp.stdout).toContain('pg_dump');
+  });
+
   it('points a PostgreSQL store to pg_dump and exits non-zero', async () => {
     const res = await runDbq(h.dataDir, ['backup', '--to', path.join(work, 'pg.backup')], {
       env: { DBQ_STORE_URL: 'postgres://postgres@127.0.0.1:5999/nothing' },
