@@ -21,7 +21,7 @@
 // Costs: `--costs` measures each lead alone, in this process (bench/support/ratio-costs.ts).
 //
 // Profile: `--profile <dir>` runs dbq under --cpu-prof with the SELECT 1 load (`--profile-case
-// rows100`: the 100-row one) for 2 × seconds and prints its top self-time functions over the
+// rows100`: the 100-row one; `mcp`: MCP execute_query SELECT 1) for 2 × seconds and prints its top self-time functions over the
 // load window only.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -254,6 +254,8 @@ async function ablation(bare: Server, variants: Array<{ label: string; server: S
   return lines;
 }
 
+const PROFILE_LABEL: Record<string, string> = { rows100: '100 rows', mcp: 'MCP execute_query SELECT 1' };
+
 async function profile(dir: string, env: Record<string, string>, key: string): Promise<string[]> {
   fs.mkdirSync(dir, { recursive: true });
   const before = new Set(fs.readdirSync(dir));
@@ -262,7 +264,10 @@ async function profile(dir: string, env: Record<string, string>, key: string): P
   let to: number;
   let r: LoadResult;
   try {
-    const side = rest(dbq, key, PROFILE_CASE === 'rows100' ? ROWS_100 : SELECT_1);
+    const side: Side =
+      PROFILE_CASE === 'mcp'
+        ? { server: dbq, once: await mcpCaller(dbq.url, key, CONCURRENCY, { connectionId: 'pg', sql: 'SELECT 1' }) }
+        : rest(dbq, key, PROFILE_CASE === 'rows100' ? ROWS_100 : SELECT_1);
     await check(side, 'profile');
     await runLoad('warm', CONCURRENCY, 2, side.once);
     from = Number(process.hrtime.bigint() / 1000n);
@@ -276,7 +281,7 @@ async function profile(dir: string, env: Record<string, string>, key: string): P
   const file = path.join(dir, written[0]);
   const top = topSelfTime(file, from, to, 30);
   return [
-    `ratio --profile: dbq under ${PROFILE_CASE === 'rows100' ? '100 rows' : 'SELECT 1'} (SQLite store, read-only key), ${CONCURRENCY} clients for ${SECONDS * 2} s, ${f0(r.rps)} req/s, load avg ${f2(os.loadavg()[0])}; ${file}`,
+    `ratio --profile: dbq under ${PROFILE_LABEL[PROFILE_CASE] ?? 'SELECT 1'} (SQLite store, read-only key), ${CONCURRENCY} clients for ${SECONDS * 2} s, ${f0(r.rps)} req/s, load avg ${f2(os.loadavg()[0])}; ${file}`,
     `${top.samples} samples in the load window, ${((top.idle / Math.max(1, top.samples)) * 100).toFixed(1)}% idle`,
     '',
     '| self time | function |',

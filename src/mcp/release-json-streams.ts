@@ -19,7 +19,7 @@
 // whether the leak is gone.
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
+import { isErrorResponse, isNotification, isResultResponse } from './message-kind.ts';
 
 /** The slice of the SDK's private state this works on. */
 interface WebTransportInternals {
@@ -47,7 +47,7 @@ export function releaseJsonStreams(transport: StreamableHTTPServerTransport): vo
 
   const send = web.send.bind(web);
   web.send = async (message, options) => {
-    const streamId: unknown = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message) ? requests.get(message.id) : undefined;
+    const streamId: unknown = isResultResponse(message) || isErrorResponse(message) ? requests.get(message.id) : undefined;
     try {
       await send(message, options);
     } finally {
@@ -59,7 +59,7 @@ export function releaseJsonStreams(transport: StreamableHTTPServerTransport): vo
   const onmessage = web.onmessage;
   web.onmessage = (message, extra) => {
     onmessage?.(message, extra);
-    if (!isJSONRPCNotification(message) || message.method !== 'notifications/cancelled') return;
+    if (!isNotification(message) || message.method !== 'notifications/cancelled') return;
     const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
     if (requestId === undefined) return;
     // After the SDK's own handling (it aborts the handler in a microtask), so a result that

@@ -4,12 +4,7 @@
 // POST held the server open for good). A session with a call in flight is never
 // evicted to make room for another either.
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  isJSONRPCErrorResponse,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
-} from '@modelcontextprotocol/sdk/types.js';
+import { isErrorResponse, isNotification, isRequest, isResultResponse } from './message-kind.ts';
 
 type RequestId = string | number;
 
@@ -28,8 +23,8 @@ export class SessionCalls {
   watch(transport: Transport): void {
     const onmessage = transport.onmessage;
     transport.onmessage = (message, extra) => {
-      if (isJSONRPCRequest(message)) this.open.add(message.id);
-      else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      if (isRequest(message)) this.open.add(message.id);
+      else if (isNotification(message) && message.method === 'notifications/cancelled') {
         // A cancelled request gets no answer at all (the SDK stops its handler silently).
         const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
         if (typeof id === 'string' || typeof id === 'number') queueMicrotask(() => this.settle(id));
@@ -41,7 +36,7 @@ export class SessionCalls {
       try {
         await send(message, options);
       } finally {
-        if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+        if (isResultResponse(message) || isErrorResponse(message)) {
           if (message.id !== undefined) this.settle(message.id);
         }
       }
