@@ -80,3 +80,37 @@ export const queryInputShape = {
 };
 export const queryInputSchema = z.object({ ...queryInputShape, async: z.boolean().optional() }).strict();
 export type QueryInput = z.output<typeof queryInputSchema>;
+
+const QUERY_INPUT_KEYS = new Set(['connectionId', 'sql', 'params', 'maxRows', 'timeoutMs', 'rowFormat', 'async']);
+
+const intIn = (v: unknown, min: number, max: number): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+
+/** queryInputSchema's output for a body that plainly passes it, built by hand; null for anything
+ * else, which zod then parses to give its own output or its own error. A request's zod parse cost
+ * ~0.46 µs on the REST path; every rule here is the schema's, checked the same way. */
+export function plainQueryInput(value: unknown): QueryInput | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || Object.getPrototypeOf(value) !== Object.prototype) return null;
+  const body = value as Record<string, unknown>;
+  for (const key of Object.keys(body)) if (!QUERY_INPUT_KEYS.has(key) || body[key] === undefined) return null;
+  const { connectionId, sql, params, maxRows, timeoutMs, rowFormat } = body;
+  if (typeof connectionId !== 'string' || connectionId.length < 1 || connectionId.length > 200) return null;
+  if (typeof sql !== 'string' || sql.length < 1) return null;
+  if (params !== undefined) {
+    if (!Array.isArray(params) || params.length > 10_000) return null;
+    for (let i = 0; i < params.length; i++) if (paramProblem(params[i]) !== null) return null;
+  }
+  if (maxRows !== undefined && !intIn(maxRows, 1, 10_000)) return null;
+  if (timeoutMs !== undefined && !intIn(timeoutMs, 1, 300_000)) return null;
+  if (rowFormat !== undefined && rowFormat !== 'arrays' && rowFormat !== 'objects') return null;
+  if ('async' in body && typeof body.async !== 'boolean') return null;
+  const input: QueryInput = {
+    connectionId,
+    sql,
+    params: params === undefined ? [] : [...(params as unknown[])],
+    maxRows: maxRows === undefined ? 1000 : (maxRows as number),
+    timeoutMs: timeoutMs === undefined ? DEFAULT_STATEMENT_TIMEOUT_MS : (timeoutMs as number),
+    rowFormat: rowFormat === undefined ? 'arrays' : (rowFormat as 'arrays' | 'objects'),
+  };
+  if ('async' in body) input.async = body.async as boolean;
+  return input;
+}

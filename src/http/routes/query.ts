@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { queryInputSchema, runQuery } from '../../query/run.ts';
+import { plainQueryInput, queryInputSchema, runQuery } from '../../query/run.ts';
 import type { Services } from '../../services.ts';
 import { principalOf } from '../../http-kit/auth.ts';
 import { requestAdmitted } from '../../limits/http.ts';
@@ -31,7 +31,7 @@ export function queryRoutes(app: FastifyInstance, svc: Services, { hide }: Route
     async (request, reply) => {
       const principal = principalOf(request);
       const admitted = requestAdmitted(request);
-      const input = parseInput(queryInputSchema, request.body);
+      const input = plainQueryInput(request.body) ?? parseInput(queryInputSchema, request.body);
       if (input.async) {
         await admitted;
         // Not tied to this request: the client may go away and GET the outcome later.
