@@ -45,15 +45,18 @@ const EMAIL: Record<Role, string> = { admin: 'matrix-admin@acme.test', read_only
 
 type Outcome = { ok: true } | { ok: false; code: string; reason?: string };
 
-/** The rules, written once: what every door must answer. */
-function expected(role: Role, scope: Scope, op: Op): Outcome {
+/** The rules, written once: what every door must answer. The console signs a person in with no
+ * key, so its write refusal names their role instead of a key. */
+function expected(role: Role, scope: Scope, op: Op, door?: Door): Outcome {
   if (scope === 'toolsOnly') return { ok: false, code: 'insufficient_permissions', reason: 'this key may run curated tools only' };
   if (op === 'readC' && role !== 'admin') return { ok: false, code: 'connection_not_found' };
   if (scope === 'connA' && op !== 'readA' && op !== 'writeA') {
     return { ok: false, code: 'insufficient_permissions', reason: `this key may not use connection "${CONN[op]}"` };
   }
   if (op === 'writeA' && (role !== 'admin' || scope === 'readOnly')) {
-    return { ok: false, code: 'insufficient_permissions', reason: 'a read-only key may run read statements only' };
+    const reason =
+      door === 'console' ? 'your role (read-only) may run read statements only' : 'a read-only key may run read statements only';
+    return { ok: false, code: 'insufficient_permissions', reason };
   }
   return { ok: true };
 }
@@ -225,7 +228,7 @@ afterAll(async () => {
 
 describe('role × key scope × front door × operation', () => {
   it.each(CELLS)('$name', async ({ door, role, scope, op }) => {
-    const want = expected(role, scope, op);
+    const want = expected(role, scope, op, door);
     const before = notesIn(fileA);
     const got = await ask(door, role, scope, op);
     const after = notesIn(fileA);
