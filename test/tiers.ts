@@ -47,6 +47,8 @@ export const UNIT_TESTS: readonly string[] = [
   'test/ids-order.test.ts',
   'test/mysql-view-reach.test.ts',
   'test/pg-store-disk-full.test.ts',
+  // The hand-built query input against zod's output: pure functions.
+  'test/query-input-plain.test.ts',
   'test/read-policy-types-in-play.test.ts',
   'test/redis-breaker.test.ts',
   'test/stop-controller.test.ts',
