@@ -35,7 +35,7 @@ import {
   runsSqlText,
 } from './allowlist-postgres.ts';
 import { assemble } from './read-policy-assemble.ts';
-import { findRefusal } from './read-policy-check.ts';
+import { findRefusal, splitQualified } from './read-policy-check.ts';
 import { parseCode, push, shapeOf, type Parsed } from './read-policy-shape.ts';
 import type { PostgresReferences } from './verdict.ts';
 import type { CatalogFunctionRow, CatalogRows } from '../engines/postgres/postgres-catalog-rows.ts';
@@ -171,7 +171,7 @@ export const SESSION_RANDOM_FUNCTIONS: ReadonlySet<string> = new Set(['random', 
 
 function namesSessionRandom(refs: PostgresReferences | undefined): boolean {
   if (refs === undefined) return false;
-  const named = (name: string) => SESSION_RANDOM_FUNCTIONS.has(name.slice(name.lastIndexOf('.') + 1));
+  const named = (name: string) => SESSION_RANDOM_FUNCTIONS.has(splitQualified(name)[1]);
   return refs.functions.some(named) || refs.attributes.some(named);
 }
 

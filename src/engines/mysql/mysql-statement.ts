@@ -4,7 +4,7 @@
 
 import type { FieldPacket, PoolConnection, ResultSetHeader } from 'mysql2';
 import type mysql from 'mysql2';
-import { QueryFailedError } from '../../errors.ts';
+import { parameterCountMismatch } from '../parameter-count.ts';
 import type { ExecuteOptions, ExecuteResult } from '../engine.ts';
 import { ER_QUERY_INTERRUPTED, errnoOf } from './mysql-errors.ts';
 import { createDecoder, mysqlTypeName, type Decoder } from './mysql-values.ts';
@@ -38,15 +38,7 @@ export function checkParameterCount(conn: PoolConnection, sql: string, given: nu
       if (err) return reject(err);
       const needed = (statement as unknown as { parameters: unknown[] }).parameters.length;
       if (needed === given) return resolve();
-      const words = (n: number) => `${n} parameter${n === 1 ? '' : 's'}`;
-      reject(
-        new QueryFailedError(`the statement uses ${words(needed)} but ${given} ${given === 1 ? 'was' : 'were'} given`, {
-          sqlState: null,
-          position: null,
-          expectedParams: needed,
-          givenParams: given,
-        }),
-      );
+      reject(parameterCountMismatch(needed, given, { sqlState: null, position: null }));
     });
   });
 }

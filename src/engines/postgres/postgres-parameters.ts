@@ -9,6 +9,7 @@
 // nothing and runs nothing), on the same connection, only on this failure path.
 import pg from 'pg';
 import { QueryFailedError } from '../../errors.ts';
+import { parameterCountMismatch } from '../parameter-count.ts';
 
 /** The refusal a count mismatch causes; any other 08P01 ERROR (there is none dbq's own messages
  * should provoke) still says what the server said. */
@@ -103,13 +104,5 @@ export async function parameterCountError(
   void client.query(probe as unknown as pg.QueryConfig);
   const needed = await probe.done.catch(() => null);
   if (needed === null || needed === given) return new QueryFailedError(refused.message, details, refused);
-  return new QueryFailedError(
-    `the statement uses ${plural(needed, 'parameter')} but ${given} ${given === 1 ? 'was' : 'were'} given`,
-    { ...details, expectedParams: needed, givenParams: given },
-    refused,
-  );
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
+  return parameterCountMismatch(needed, given, details, refused);
 }
