@@ -2,6 +2,10 @@
 // so two processes starting together on one PostgreSQL store do not race). Append only:
 // a released migration is never edited.
 import { PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { annotationMigrations } from './migrations/annotations.ts';
+import { asyncQueryMigrations } from './migrations/async-queries.ts';
+import { oauthMigrations } from './migrations/oauth.ts';
+import { ssoMigrations } from './migrations/sso.ts';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': {
@@ -331,6 +335,11 @@ const migrations: Record<string, Migration> = {
         end`.execute(db);
     },
   },
+  // Later features keep their migrations beside the feature's own files, one module each.
+  ...asyncQueryMigrations,
+  ...oauthMigrations,
+  ...ssoMigrations,
+  ...annotationMigrations,
 };
 
 export const migrationProvider: MigrationProvider = {
