@@ -1,7 +1,7 @@
 // bench/ratio: dbq's throughput as a ratio to a bare Fastify + pg proxy measured in the same
 // run, on this machine, whatever else it is doing: absolute req/s on two shared cores move by
 // tens of percent between runs, the ratio of two servers measured side by side much less.
-//   `npm run bench:ratio [-- --seconds 5 --rounds 3 --pg postgres://… --root <checkout> --env K=V,…]`
+//   `npm run bench:ratio [-- --seconds 5 --rounds 3 --pg postgres://… --root <checkout> --env K=V,… --cases "SELECT 1,100 rows"]`
 // Cases, each dbq (a child process on a SQLite store, read-only key, POST /api/query on a
 // PostgreSQL connection) against the bare proxy running the same statement:
 //   SELECT 1 · 100 rows · 10,000 rows · MCP execute_query SELECT 1 (Streamable HTTP, one
@@ -44,6 +44,11 @@ const PROFILE = option('profile', '');
 const COSTS = process.argv.includes('--costs');
 const PROFILE_CASE = option('profile-case', 'select1');
 const EXTRA_ENV = parseEnv(option('env', ''));
+// `--cases "SELECT 1,100 rows"`: only the cases whose labels are listed (a quick look at one).
+const CASES = option('cases', '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 const CONCURRENCY = 32;
 const POOL = 10; // dbq's default maxConnections; the bare proxy gets the same pool size
 
@@ -160,13 +165,15 @@ const range = (xs: number[]) => `${f2(Math.min(...xs))}–${f2(Math.max(...xs))}
 
 async function ratios(bare: Server, sqliteDbq: Server, pgDbq: Server, key: string, pgKey: string): Promise<string[]> {
   const mcp: Side = { server: sqliteDbq, once: await mcpCaller(sqliteDbq.url, key, CONCURRENCY, { connectionId: 'pg', sql: 'SELECT 1' }) };
-  const cases: Case[] = [
+  const all: Case[] = [
     { label: 'SELECT 1', bare: rest(bare, null, SELECT_1), dbq: rest(sqliteDbq, key, SELECT_1), target: 0.5 },
     { label: '100 rows', bare: rest(bare, null, ROWS_100), dbq: rest(sqliteDbq, key, ROWS_100), target: 0.7 },
     { label: '10,000 rows', bare: rest(bare, null, ROWS_10K), dbq: rest(sqliteDbq, key, ROWS_10K), slices: 1 },
     { label: 'MCP execute_query SELECT 1', bare: rest(bare, null, SELECT_1), dbq: mcp },
     { label: 'SELECT 1, PostgreSQL store', bare: rest(bare, null, SELECT_1), dbq: rest(pgDbq, pgKey, SELECT_1) },
   ];
+  const cases = CASES.length ? all.filter((c) => CASES.includes(c.label)) : all;
+  if (cases.length === 0) throw new Error(`--cases matched none of: ${all.map((c) => c.label).join(', ')}`);
   for (const c of cases) {
     await check(c.bare, c.label);
     await check(c.dbq, c.label);
