@@ -64,6 +64,7 @@ export const SQLITE_TESTS: readonly string[] = [
   'test/audit-web.test.ts',
   // dbq backup/restore in child processes on SQLite stores; the PostgreSQL refusal dials nothing.
   'test/backup-restore-cli.test.ts',
+  'test/migrate-status.test.ts',
   'test/body-limit-413-delivery.test.ts',
   // Runs ./bin/dbq in child processes against a SQLite store.
   'test/cli-newcomer.test.ts',

@@ -13,6 +13,7 @@ import { connectionCommands } from './commands/connection.ts';
 import { keyCommands } from './commands/key.ts';
 import { toolCommands } from './commands/tool.ts';
 import { mcpCommands } from './commands/mcp.ts';
+import { migrateCommands } from './commands/migrate.ts';
 import { userCommands } from './commands/user.ts';
 import { workspaceCommands } from './commands/workspace.ts';
 import { type CliContext, cliConfig, type GlobalOptions, parsePort } from './core.ts';
@@ -64,6 +65,7 @@ function buildCli(): Command {
   toolCommands(program, ctx);
   auditCommands(program, ctx);
   backupCommands(program, ctx);
+  migrateCommands(program, ctx);
   mcpCommands(program);
   markRequired(program);
   return program;

@@ -347,3 +347,47 @@ export const migrationProvider: MigrationProvider = {
     return migrations;
   },
 };
+
+/** Where the Kysely migrator records what it ran, in both stores. */
+export const MIGRATION_TABLE = 'dbq_migrations';
+export const MIGRATION_LOCK_TABLE = 'dbq_migrations_lock';
+
+export interface MigrationStatus {
+  /** Known to this code and recorded as run, oldest first, with when. */
+  applied: Array<{ name: string; executedAt: string }>;
+  /** Known to this code, not run yet: the next start runs them. */
+  pending: string[];
+  /** Recorded as run but unknown to this code: the store was migrated by a newer dbq. */
+  unknown: Array<{ name: string; executedAt: string }>;
+}
+
+/** What the store has run against what this code knows, read without migrating anything. */
+export async function readMigrationStatus(db: Kysely<any>): Promise<MigrationStatus> {
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+  const ran = tables.some((t) => t.name === MIGRATION_TABLE)
+    ? await db.selectFrom(MIGRATION_TABLE).select(['name', 'timestamp']).orderBy('name').execute()
+    : [];
+  const known = Object.keys(migrations).sort();
+  const recorded = new Map(ran.map((r: { name: string; timestamp: string }) => [r.name, String(r.timestamp)]));
+  return {
+    applied: known.filter((n) => recorded.has(n)).map((name) => ({ name, executedAt: recorded.get(name)! })),
+    pending: known.filter((n) => !recorded.has(n)),
+    unknown: [...recorded].filter(([n]) => !(n in migrations)).map(([name, executedAt]) => ({ name, executedAt })),
+  };
+}
+
+/**
+ * The start-up check before migrating: a store that has run a migration this code does not
+ * know was upgraded by a newer dbq (or rolled back by putting old code on it). Running the old
+ * code would read and write a schema it does not understand; Kysely's own refusal
+ * ("corrupted migrations") names no way out, so this one does.
+ */
+export async function assertStoreNotNewer(db: Kysely<any>): Promise<void> {
+  const { unknown } = await readMigrationStatus(db);
+  if (unknown.length === 0) return;
+  throw new Error(
+    `This store is newer than this dbq: it has run migration${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => u.name).join(', ')}, ` +
+      'which this version does not know. Run the dbq version that migrated it (or a later one), or restore the backup taken before ' +
+      'the upgrade (docs/upgrading.md: migrations are forward-only).',
+  );
+}

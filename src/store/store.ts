@@ -6,7 +6,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
-import { migrationProvider } from './migrations.ts';
+import { assertStoreNotNewer, migrationProvider, MIGRATION_LOCK_TABLE, MIGRATION_TABLE } from './migrations.ts';
 import { ChangeEpoch } from './change-epoch.ts';
 import { PgChangeFeed } from './pg-changes.ts';
 import { plainHistoryWriter, preparedAsyncCommitWriter, type HistoryWriter } from './history-writer.ts';
@@ -165,11 +165,12 @@ function openPostgresStore(url: string, logger?: StoreOptions['logger']): Store 
 }
 
 async function migrate(db: Kysely<Database>): Promise<void> {
+  await assertStoreNotNewer(db);
   const migrator = new Migrator({
     db,
     provider: migrationProvider,
-    migrationTableName: 'dbq_migrations',
-    migrationLockTableName: 'dbq_migrations_lock',
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
