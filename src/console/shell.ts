@@ -20,6 +20,7 @@ export type PageName =
   | 'account'
   | 'audit'
   | 'tools'
+  | 'oauth-consent'
   | 'forbidden'
   | 'not-found';
 

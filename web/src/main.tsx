@@ -8,6 +8,7 @@ import { ConnectionsPage } from './pages/connections.tsx';
 import { ConsolePage } from './pages/console.tsx';
 import { ForbiddenPage, NotFoundPage } from './pages/errors.tsx';
 import { LoginPage } from './pages/login.tsx';
+import { OAuthConsentPage } from './pages/oauth-consent.tsx';
 import { SetPasswordPage } from './pages/set-password.tsx';
 import { SetupPage } from './pages/setup.tsx';
 import { ToolsPage } from './pages/tools.tsx';
@@ -24,6 +25,7 @@ const pages: Record<string, () => preact.JSX.Element> = {
   users: UsersPage,
   audit: AuditPage,
   tools: ToolsPage,
+  'oauth-consent': OAuthConsentPage,
   forbidden: ForbiddenPage,
   'not-found': NotFoundPage,
 };

@@ -20,6 +20,9 @@ const PAGES: { path: string; page: PageName; access: Access }[] = [
   { path: '/settings/audit', page: 'audit', access: 'admin' },
   { path: '/tools', page: 'tools', access: 'signed-in' },
   { path: '/settings/account', page: 'account', access: 'signed-in' },
+  // An OAuth client sent the user here (the authorization endpoint's interaction); signed out,
+  // sign-in comes first and returns to this URL.
+  { path: '/oauth/consent/:uid', page: 'oauth-consent', access: 'signed-in' },
 ];
 
 /**

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, handleSignedOut } from '../api.ts';
 import { ConfirmDialog } from '../components/confirm-dialog.tsx';
+import { ConnectedApps } from '../components/connected-apps.tsx';
 import { ErrorBox, Layout } from '../components/layout.tsx';
 import { KeyLifetimeSetting } from '../components/key-lifetime-setting.tsx';
 import { NewKeyForm, scopeText, type KeyRequest } from '../components/new-key-form.tsx';
@@ -263,6 +264,7 @@ export function ApiKeysPage() {
           </table>
         </div>
       )}
+      {keys !== null && <ConnectedApps names={names} all={scope === 'workspace'} />}
       <ConfirmDialog
         open={revoking !== null}
         title="Revoke API key?"
