@@ -201,6 +201,8 @@ export const SUPERLATIVES: [string[], SuperKind][] = [
   [['most', 'expensive'], { kind: 'column', words: ['price', 'cost'], dir: 'DESC' }],
   [['least', 'expensive'], { kind: 'column', words: ['price', 'cost'], dir: 'ASC' }],
   [['most', 'recent'], { kind: 'date', dir: 'DESC' }],
+  [['most', 'recently'], { kind: 'date', dir: 'DESC' }],
+  [['least', 'recently'], { kind: 'date', dir: 'ASC' }],
   [['least', 'recent'], { kind: 'date', dir: 'ASC' }],
   [['most', 'popular'], { kind: 'sold', dir: 'DESC' }],
   [['least', 'popular'], { kind: 'sold', dir: 'ASC' }],

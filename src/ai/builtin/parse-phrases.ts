@@ -94,7 +94,10 @@ export function dateColumnFor(state: ParseState, pos: number): ColumnRef | null 
 export function measurePhraseAt(state: ParseState, i: number): { item: Item; end: number } | null {
   let j = skipWords(state, i, ['the', 'a', 'an', 'their', 'its', 'of', 'total']);
   let fn: AggregateFn | null = null;
-  if (matchWords(state, j, ['number|count', 'of'])) {
+  // "number of products" that is itself a column (shop.number_products) is that column.
+  const named = state.mentionAt[j];
+  const namesColumn = named && named.kind === 'column' && named.start === j && !named.weak && named.end - j > 2;
+  if (!namesColumn && matchWords(state, j, ['number|count', 'of'])) {
     j = skipWords(state, j + 2, ['the', 'different', 'distinct']);
     const m = state.mentionAt[j];
     if (m && m.kind === 'table') {
@@ -108,7 +111,10 @@ export function measurePhraseAt(state: ParseState, i: number): { item: Item; end
     j = skipWords(state, j + 1, ['the', 'of']);
   }
   const w = word(state, j);
-  if (REVENUE_WORDS.has(w)) {
+  // A column named exactly so ("earnings", "sales") is that column, not the revenue formula.
+  const exact = state.mentionAt[j];
+  const exactColumn = exact && exact.kind === 'column' && exact.cands.some((c) => c.score >= 0.95);
+  if (REVENUE_WORDS.has(w) && !exactColumn) {
     const m = revenueMeasure(state);
     if (!m) return null;
     return { item: { kind: 'aggregate', aggregate: { fn: fn && fn !== 'max' && fn !== 'min' ? fn : 'sum', measure: m } }, end: j + 1 };

@@ -4,7 +4,7 @@
 // dictionaries that schema linking looks words up in.
 import type { ForeignKey, SchemaTable } from '../../engines/engine.ts';
 import { isDateType, isNumericType, isTextType, type SchemaContext } from '../schema-context.ts';
-import { splitIdentifier, valueWords } from './text.ts';
+import { splitIdentifier, tokenize, valueWords } from './text.ts';
 
 export interface ColInfo {
   table: string;
@@ -144,6 +144,7 @@ export class SchemaIndex {
     // table (flights.airline → airlines) that has a one-column primary key.
     this.inferEdges();
     for (const info of this.tables.values()) this.addPhrases(info);
+    this.addSynonyms(ctx.tables);
     let maxWords = 1;
     for (const [key, vals] of Object.entries(ctx.samples)) {
       const dot = key.indexOf('.');
@@ -234,6 +235,10 @@ export class SchemaIndex {
         }
       }
     }
+    // "the id" / "their ids": the table's own key, when it is one column named like an id.
+    const pkInfo = t.pk ? t.cols.find((c) => c.name === t.pk) : undefined;
+    if (pkInfo && pkInfo.words[pkInfo.words.length - 1] === 'id')
+      this.addPhrase('id', { kind: 'column', table: t.name, column: pkInfo.name, score: 0.9 });
     for (const c of t.cols) {
       const words = c.words;
       this.addPhrase(words.join(' '), { kind: 'column', table: t.name, column: c.name, score: 1 });
@@ -270,6 +275,21 @@ export class SchemaIndex {
             this.addPhrase(part.join(' '), { kind: 'column', table: t.name, column: c.name, score: 0.5 + 0.4 * (len / words.length) });
           }
         }
+      }
+    }
+  }
+
+  /** An admin's synonyms (annotations: "purchases" for orders) link like the name itself. */
+  private addSynonyms(tables: SchemaTable[]): void {
+    const phraseOf = (text: string): string =>
+      tokenize(text)
+        .filter((t) => t.kind === 'word')
+        .map((t) => t.lemma)
+        .join(' ');
+    for (const t of tables) {
+      for (const s of t.synonyms ?? []) this.addPhrase(phraseOf(s), { kind: 'table', table: t.name, score: 1 });
+      for (const c of t.columns) {
+        for (const s of c.synonyms ?? []) this.addPhrase(phraseOf(s), { kind: 'column', table: t.name, column: c.name, score: 1 });
       }
     }
   }

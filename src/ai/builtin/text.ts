@@ -160,6 +160,8 @@ const KEEP = new Set([
 /** English singular of a lower-case word (rules for the plurals schema names use). */
 export function singular(word: string): string {
   const w = word.toLowerCase();
+  // "ids" is the plural schema names and questions use most ("the ids of documents").
+  if (w === 'ids') return 'id';
   if (w.length <= 3 || KEEP.has(w)) return w;
   if (IRREGULAR[w]) return IRREGULAR[w];
   if (/[^aeiou]ies$/.test(w)) return w.slice(0, -3) + 'y';

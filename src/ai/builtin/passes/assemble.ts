@@ -233,7 +233,7 @@ export function assemblePlan(state: ParseState): Plan {
   if (state.intent === 'list' && explicitOthers.length === 0) {
     for (const o of plan.orderBy) {
       if (o.item.kind === 'label' || o.item.kind === 'bucket') continue;
-      if (explicit.length > 0 && o.item.kind !== 'aggregate') continue;
+      if (explicit.length > 0) continue;
       if (!select.some((s) => sameItem(s, o.item))) {
         if (
           o.item.kind === 'column' &&

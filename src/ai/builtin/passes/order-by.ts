@@ -8,6 +8,8 @@ import { resolveTable } from '../parse-schema.ts';
 type Direction = 'ASC' | 'DESC';
 
 const DIRECTION_PHRASES: [string[], Direction][] = [
+  [['in', 'reverse|reversed|descending', 'alphabetical|alphabetic|lexicographical|lexicographic|alphabetic', 'order?'], 'DESC'],
+  [['in', 'ascending', 'alphabetical|alphabetic|lexicographical|lexicographic', 'order?'], 'ASC'],
   [['in', 'descending|decreasing|reverse|reversed|desc', 'order?'], 'DESC'],
   [['in', 'ascending|increasing|alphabetical|alphabetic|asc', 'order?'], 'ASC'],
   [['descending|desc|decreasing|descendingly'], 'DESC'],
@@ -34,8 +36,8 @@ const DIRECTION_PHRASES: [string[], Direction][] = [
     ],
     'ASC',
   ],
-  [['from?', 'high|large|big', 'to', 'low|small'], 'DESC'],
-  [['from?', 'low|small', 'to', 'high|large|big'], 'ASC'],
+  [['from?', 'high|large|big|old|long|heavy|tall', 'to', 'low|small|young|short|light'], 'DESC'],
+  [['from?', 'low|small|young|short|light', 'to', 'high|large|big|old|long|heavy|tall'], 'ASC'],
   [['newest|latest|highest|largest|biggest', 'first'], 'DESC'],
   [['oldest|earliest|lowest|smallest|cheapest', 'first'], 'ASC'],
 ];
@@ -58,7 +60,12 @@ export function directionAt(state: ParseState, i: number): { dir: Direction | nu
 export function readOrderPhrases(state: ParseState): void {
   const tokens = state.tokens;
   for (let i = 0; i < tokens.length; i++) {
-    let n = matchWords(state, i, ['ordered|sorted|order|sort|arranged|ranked|rank|organized|organised|listed', 'by|on|according']);
+    let n = matchWords(state, i, [
+      'ordered|sorted|order|sort|arranged|ranked|rank|organized|organised|listed',
+      'the|them?',
+      'results|result|list|rows?',
+      'by|on|according',
+    ]);
     if (n && word(state, i + n - 1) === 'according') n += matchWords(state, i + n, ['to']);
     let directionFirst: Direction | null = null;
     if (!n) {
@@ -66,10 +73,15 @@ export function readOrderPhrases(state: ParseState): void {
       if ((d.dir && word(state, d.end) === 'of') || (d.dir && word(state, d.end) === 'by')) {
         directionFirst = d.dir;
         n = d.end - i + 1;
-      } else if (d.dir && ['alphabetically', 'alphabetical', 'alphabetic'].some((x) => tokens.slice(i, d.end).some((y) => y.lower === x))) {
+      } else if (
+        d.dir &&
+        ['alphabetically', 'alphabetical', 'alphabetic', 'lexicographical', 'lexicographic'].some((x) =>
+          tokens.slice(i, d.end).some((y) => y.lower === x),
+        )
+      ) {
         consume(state, i, d.end);
-        // The empty table stands for whatever is asked for; assemble.ts fills it in.
-        state.orderBy.push({ item: { kind: 'label', table: state.subject ?? '' }, dir: 'ASC' });
+        // The empty table stands for the column asked for; assemble.ts fills it in.
+        state.orderBy.push({ item: { kind: 'label', table: state.asked?.kind === 'column' ? '' : (state.subject ?? '') }, dir: d.dir });
         continue;
       } else if (d.dir && tokens.slice(i, d.end).some((y) => y.lower === 'first')) {
         // "newest first": the date column of the subject.
@@ -79,9 +91,22 @@ export function readOrderPhrases(state: ParseState): void {
           state.orderBy.push({ item: { kind: 'column', column: c }, dir: d.dir });
         }
         continue;
+      } else if (d.dir && tokens.slice(i, d.end).some((y) => y.lower === 'order' || y.lower === 'descending' || y.lower === 'ascending')) {
+        // "list the earnings in descending order": the thing asked for, sorted.
+        if (state.orderBy.length > 0) continue;
+        consume(state, i, d.end);
+        state.orderBy.push({ item: { kind: 'label', table: '' }, dir: d.dir });
+        continue;
       } else continue;
     }
-    const at = i + n;
+    let at = i + n;
+    // "ordered by ascending age": the direction before the key.
+    const before = directionAt(state, at);
+    if (before.dir && !directionFirst) {
+      directionFirst = before.dir;
+      consume(state, at, before.end);
+      at = before.end;
+    }
     const measure = measurePhraseAt(state, at);
     let item: Item | null = measure?.item ?? null;
     let end = measure?.end ?? at;

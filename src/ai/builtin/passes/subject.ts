@@ -19,7 +19,11 @@ export function findSubject(state: ParseState): void {
       (p2 === 'number' && p1 === 'of' && state.intent !== 'count')
     );
   };
-  const strong = mentions.filter((m) => !m.weak);
+  // "which year has the most concerts": a weak word ("year", "name", "type") right after
+  // which/what is still the thing asked for.
+  const askedWeak = (m: Mention): boolean =>
+    m.weak && m.kind === 'column' && m.start === state.headEnd && ['which', 'what'].includes(word(state, m.start - 1));
+  const strong = mentions.filter((m) => !m.weak || askedWeak(m));
   const first = strong.find((m) => m.start >= state.headEnd && m.kind !== 'value') ?? strong.find((m) => m.kind !== 'value');
   // "who …" asks for people.
   if (state.tokens.some((x, i) => i < 3 && x.lower === 'who')) {

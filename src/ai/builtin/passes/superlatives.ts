@@ -88,8 +88,42 @@ export function readSuperlatives(state: ParseState): void {
       'number|count|amount?',
       'of?',
     ]);
+    // "the most common nationality", "the least frequent hometown": the value of a column
+    // met on most rows → GROUP BY the column, ORDER BY COUNT(*).
+    const common = matchWords(state, i, ['most|least', 'common|commonly|frequent|frequently']);
+    if (common) {
+      const m = mentionAt[skipWords(state, i + common, ['used', 'occurring'])];
+      if (m && m.kind === 'column' && !state.claimed.has(m)) {
+        const c = resolveColumn(state, m);
+        consume(state, i, i + common);
+        state.asked = { kind: 'column', table: c.table, column: c, start: m.start, end: m.end };
+        state.subject = c.table;
+        state.orderBy.unshift({
+          item: { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table: c.table } } },
+          dir: word(state, i) === 'most' ? 'DESC' : 'ASC',
+        });
+        state.limit ??= 1;
+        state.wantsEntityGroup = true;
+        continue;
+      }
+    }
     if (mostFewest) {
-      const j = skipWords(state, i + mostFewest, ['different', 'distinct']);
+      let j = skipWords(state, i + mostFewest, ['different', 'distinct']);
+      // "the most arriving flights", "the most enrolled students": a word or two that link
+      // to nothing may qualify the counted table.
+      for (let k = j; k < j + 2 && !mentionAt[j] && k < tokens.length; k++) {
+        if (
+          mentionAt[k + 1]?.kind === 'table' &&
+          !state.consumed[k] &&
+          tokens[k].kind === 'word' &&
+          /(ing|ed)$/.test(tokens[k].lower) &&
+          !mentionAt[k]
+        ) {
+          j = k + 1;
+          break;
+        }
+        if (mentionAt[k] || state.consumed[k]) break;
+      }
       const m = mentionAt[j];
       const dir = ['most', 'highest', 'largest', 'biggest', 'greatest'].includes(word(state, i)) ? 'DESC' : 'ASC';
       if (m && m.kind === 'table' && resolveTable(m) !== (state.asked?.kind === 'table' ? state.asked.table : null)) {
@@ -102,6 +136,22 @@ export function readSuperlatives(state: ParseState): void {
         state.limit ??= 1;
         state.wantsEntityGroup = true;
         continue;
+      }
+      // "the country with the largest number of languages": a column of a related table
+      // counts that table's rows.
+      if (m && m.kind === 'column' && mostFewest > 1 && !state.claimed.has(m)) {
+        const c = resolveColumn(state, m);
+        if (c.table !== state.subject && isChildTable(state, c.table)) {
+          claim(state, m);
+          consume(state, i, j);
+          state.orderBy.unshift({
+            item: { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table: c.table } } },
+            dir,
+          });
+          state.limit ??= 1;
+          state.wantsEntityGroup = true;
+          continue;
+        }
       }
       if (word(state, i) === 'most' || word(state, i) === 'least') {
         const next = word(state, i + 1);

@@ -6,12 +6,18 @@ import type { ColumnRef } from '../plan.ts';
 import { addCondition, claim, consume, word, type ParseState } from '../parse-state.ts';
 import { resolveColumn, resolveTable, tablesInQuestion } from '../parse-schema.ts';
 
+const LINK_WORDS = new Set(['is', 'are', 'was', 'were', 'not', 'equal', 'equals', 'to', '=', '!=', '<>', 'of', 'the', 'as', 'a', 'an']);
+
 export function readValues(state: ParseState): void {
   const { mentionAt } = state;
   const byColumn = new Map<string, { column: ColumnRef; values: string[]; negate: boolean; pos: number }>();
   for (const m of state.mentions) {
     if (m.kind !== 'value' || state.claimed.has(m) || state.consumed[m.start]) continue;
-    const before = mentionAt[m.start - 1] ?? mentionAt[m.start - 2];
+    // The column named before the value, past "is", "not", "equal to": "whose hometown is
+    // not 'X'" names hometown for the condition, not for the SELECT list.
+    let k = m.start - 1;
+    while (k >= 0 && k >= m.start - 4 && !mentionAt[k] && LINK_WORDS.has(word(state, k))) k--;
+    const before = mentionAt[k] ?? mentionAt[m.start - 1] ?? mentionAt[m.start - 2];
     let columnBefore: ColumnRef | null = null;
     if (before && before.kind === 'column') columnBefore = resolveColumn(state, before);
     const tableBefore = before && before.kind === 'table' ? resolveTable(before) : null;
