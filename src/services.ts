@@ -43,7 +43,8 @@ export interface Services {
   /** Called after a write statement ran on a connection (schema caches listen). */
   onWrite: Set<(connectionId: string) => void>;
   running: RunningQueries;
-  /** Outcomes of `"async": true` queries, kept DBQ_RESULT_TTL in this process. */
+  /** `"async": true` queries, their outcomes kept DBQ_RESULT_TTL in the shared store, and the
+   * running statements every process sees (`asyncQueries.shared`). */
   asyncQueries: AsyncQueries;
   /** Plan and failed-authentication rate limits (shared through Redis when configured). */
   limits: Limits;
@@ -89,10 +90,13 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     (row) => toEngineConfig(readFieldsOf(row, secretBox) ?? fieldsOf(row, secretBox), engineOptions(row)),
   );
   const limits = createLimits({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, logger });
+  const running = new RunningQueries();
   const asyncQueries = new AsyncQueries({
     ttlSeconds: config.resultTtlSeconds,
     budgetBytes: Math.max(DEFAULT_BUDGET_BYTES, 2 * config.maxResultBytes),
     logger,
+    db: store.db,
+    running,
   });
   // No thread starts until a page needs one: CLI commands open services too.
   const historyReader = store.kind === 'sqlite' ? await openHistoryReader(store.db) : null;
@@ -108,7 +112,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     createEngine: engineFactory,
     connectionTargets,
     onWrite,
-    running: new RunningQueries(),
+    running,
     asyncQueries,
     limits,
     historyReader,
@@ -126,7 +130,7 @@ function slugOf(row: ConnectionRow): string {
 }
 
 export async function closeServices(svc: Services): Promise<void> {
-  svc.asyncQueries.close();
+  await svc.asyncQueries.close();
   await svc.pools.closeAll();
   await svc.limits.close();
   await svc.historyReader?.close();

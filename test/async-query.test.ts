@@ -241,7 +241,13 @@ describe('retention', () => {
 
   it('past the byte budget the oldest finished results go first; the newest stays', async () => {
     const principal = await authenticateKey(h.svc.db, h.adminKey);
-    const store = new AsyncQueries({ ttlSeconds: 60, budgetBytes: 2_000 });
+    const store = new AsyncQueries({
+      ttlSeconds: 60,
+      budgetBytes: 2_000,
+      db: h.svc.db,
+      running: h.svc.running,
+      shared: h.svc.asyncQueries.shared,
+    });
     const svc = { ...h.svc, asyncQueries: store };
     const input = (n: number) => ({
       connectionId: 'pg',
@@ -255,10 +261,10 @@ describe('retention', () => {
     for (let n = 0; n < 4; n++) {
       const { queryId } = await store.start(svc, principal, input(n));
       ids.push(queryId);
-      await until('the query to finish', () => store.find(principal, queryId)?.status !== 'running', 2_000, 10);
+      await until('the query to finish', async () => (await store.find(principal, queryId))?.status !== 'running', 2_000, 10);
     }
-    store.close();
-    const kept = ids.map((id) => store.find(principal, id) !== undefined);
+    await store.close();
+    const kept = await Promise.all(ids.map(async (id) => (await store.find(principal, id)) !== undefined));
     expect(kept[3]).toBe(true);
     expect(kept[0]).toBe(false);
     expect(kept.filter(Boolean).length).toBeLessThanOrEqual(2);

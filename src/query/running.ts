@@ -56,6 +56,17 @@ export class RunningQueries {
     return this.byId.size;
   }
 
+  /** The statement with this id in this process, whoever's it is (the cross-process cancel:
+   * shared-running.ts). */
+  get(queryId: string): RunningQuery | undefined {
+    return this.byId.get(queryId);
+  }
+
+  /** Every statement in flight in this process (shared-running.ts publishes the long ones). */
+  values(): IterableIterator<RunningQuery> {
+    return this.byId.values();
+  }
+
   /** A query is visible to its own user; admins see the workspace's. */
   find(principal: Principal, queryId: string): RunningQuery | undefined {
     const q = this.byId.get(queryId);

@@ -1,10 +1,11 @@
 // Async queries and statements in flight: GET /query/running, GET /query/{queryId},
 // POST /query/{queryId}/cancel. find-my-way prefers static segments, so GET /query/history
 // and GET /query/running are never taken for a queryId. A query is its key's user's alone:
-// anyone else (admins too) gets 404 `Query not found`.
+// anyone else (admins too) gets 404 `Query not found`. Each answers the same on every process
+// sharing the store (src/query/async-queries.ts, shared-running.ts).
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { cancelQuery, describeQuery } from '../../query/async-queries.ts';
+import { cancelQuery, describeQuery, listRunning } from '../../query/async-queries.ts';
 import type { Services } from '../../services.ts';
 import { principalOf } from '../../http-kit/auth.ts';
 import { jsonSchema, ok, parseInput, queryResultSchema, responses } from '../../http-kit/schema.ts';
@@ -45,11 +46,11 @@ export function asyncQueryRoutes(app: FastifyInstance, svc: Services, { hide }: 
       schema: {
         hide,
         tags: ['query'],
-        summary: "Statements running in this server process (readers: their own; admins: the workspace's)",
+        summary: "Statements running in any server process of the deployment (readers: their own; admins: the workspace's)",
         response: responses(runningSchema),
       },
     },
-    async (request) => ok({ queries: svc.running.list(principalOf(request)) }),
+    async (request) => ok({ queries: await listRunning(svc, principalOf(request)) }),
   );
 
   app.get(
@@ -66,7 +67,7 @@ export function asyncQueryRoutes(app: FastifyInstance, svc: Services, { hide }: 
     async (request, reply) => {
       const { queryId } = parseInput(paramsSchema, request.params);
       // The stored result is JSON text already: sent as is, not parsed and serialised again.
-      return reply.type(JSON_TYPE).send(describeQuery(svc, principalOf(request), queryId));
+      return reply.type(JSON_TYPE).send(await describeQuery(svc, principalOf(request), queryId));
     },
   );
 
