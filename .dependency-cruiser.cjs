@@ -14,8 +14,8 @@
 //                                                        envelope); imports core, no door
 //   root    src/services.ts                              builds core; imports no door
 //   core    src/query, guard, access, tools, audit,
-//           history, ai, schema, limits, workspaces,
-//           connections, secrets, sqlite-files           imports no door, no kit
+//           history, ai, schema, annotations, limits, workspaces,
+//           connections, secrets, sqlite-files, sso      imports no door, no kit
 //   bottom  src/engines, src/store                       imports no core, no door, not root
 //   base    src/*.ts but services.ts, src/sample         imports nothing of ours but base
 //
@@ -26,7 +26,7 @@
 const SERVER = '^src/server/';
 const DOORS = '^src/(cli|http|mcp|console)/';
 const KIT = '^src/http-kit/';
-const CORE = '^src/(query|guard|access|tools|audit|history|ai|schema|limits|workspaces|connections|secrets|sqlite-files)/';
+const CORE = '^src/(query|guard|access|tools|audit|history|ai|schema|annotations|limits|workspaces|connections|secrets|sqlite-files|sso)/';
 const BOTTOM = '^src/(engines|store)/';
 const ROOT = '^src/services\\.ts$';
 const BASE = '^src/([^/]+\\.(ts|mjs)|sample/)';

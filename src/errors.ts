@@ -264,6 +264,23 @@ export class StorageFullError extends DbqError {
   }
 }
 
+/** The workspace turned password sign-in off (its people sign in with SSO): refused before
+ * any password is checked, so the answer says nothing about the account. */
+export class PasswordSignInDisabledError extends DbqError {
+  constructor() {
+    super('password_sign_in_disabled', 403, 'Password sign-in is turned off for this workspace: use "Sign in with SSO"');
+  }
+}
+
+/** A single sign-on that the workspace's rules refuse (another domain, an unverified email, a
+ * disabled user) or that could not complete; `details.reason` names which, in one word the
+ * sign-in page turns into a sentence. */
+export class SsoSignInError extends DbqError {
+  constructor(reason: string, message: string, cause?: unknown) {
+    super('sso_sign_in_failed', 403, message, { reason }, cause);
+  }
+}
+
 /** Every class above, for the docs/code agreement test and the OpenAPI error schema. */
 export const ERROR_CLASSES = [
   InvalidRequestError,
@@ -290,6 +307,8 @@ export const ERROR_CLASSES = [
   CsrfError,
   SetupUnavailableError,
   PasswordLinkUnavailableError,
+  PasswordSignInDisabledError,
+  SsoSignInError,
   QueryCanceledError,
   InternalError,
   ConnectionFailedError,

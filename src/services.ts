@@ -26,6 +26,8 @@ import { AsyncQueries, DEFAULT_BUDGET_BYTES } from './query/async-queries.ts';
 import { ReadGuards } from './guard/connection-guard.ts';
 import { RunningQueries } from './query/running.ts';
 import { ensureDefaultWorkspace } from './workspaces/workspaces.ts';
+import { SsoClients } from './sso/sso-clients.ts';
+import { OAuthServers } from './oauth/provider.ts';
 
 export interface Services {
   config: Config;
@@ -57,6 +59,11 @@ export interface Services {
   ai: AiState;
   /** Who listens to which workspace's curated tool set (MCP sessions), and the announcements. */
   toolChanges: ToolChanges;
+  /** Each workspace's OAuth authorization server (src/oauth), made on first use. */
+  oauth: OAuthServers;
+  /** Each workspace's identity provider for single sign-on, as discovered (bounded in time,
+   * cached): src/sso. */
+  sso: SsoClients;
 }
 
 export interface ServiceOptions {
@@ -72,7 +79,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const store = await openStore({ dataDir: config.dataDir, storeUrl: config.storeUrl, logger });
   await ensureDefaultWorkspace(store.db, config.defaultPlan);
   await upgradeSqliteDir(store.db, config.sqliteDir, logger);
-  const secretBox = createSecretBox(loadSecretKey(config.secretKey, config.dataDir));
+  const secretKey = loadSecretKey(config.secretKey, config.dataDir);
+  const secretBox = createSecretBox(secretKey);
   const engineOptions = (row: ConnectionRow) => ({
     sqliteWorkspaceDir: row.engine === 'sqlite' ? workspaceSqliteDir(config.sqliteDir, slugOf(row)) : null,
     maxConnections: row.max_connections,
@@ -119,6 +127,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     history: new HistoryLog(store),
     ai: new AiState(config.ai, onWrite),
     toolChanges: new ToolChanges(store),
+    oauth: new OAuthServers({ db: store.db, config, secretKey }),
+    sso: new SsoClients(),
   };
 }
 

@@ -19,6 +19,7 @@ export const AUDIT_ACTIONS = [
   'connection.updated',
   'connection.deleted',
   'connection.grants_changed',
+  'connection.annotations_changed',
   'tool.created',
   'tool.updated',
   'tool.deleted',
@@ -26,7 +27,12 @@ export const AUDIT_ACTIONS = [
   'workspace.settings_changed',
   'session.signed_in',
   'session.sign_in_failed',
+  'sso.configured',
   'setup.used',
+  'oauth.client_registered',
+  'oauth.authorized',
+  'oauth.revoked',
+  'oauth.refresh_reuse_detected',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -12,6 +12,7 @@ import { keysApiRoutes } from './routes/keys-api.ts';
 import { pageRoutes } from './routes/pages.ts';
 import { passwordApiRoutes } from './routes/password-api.ts';
 import { sessionApiRoutes } from './routes/session-api.ts';
+import { ssoApiRoutes, ssoPageRoutes } from './routes/sso.ts';
 import { toolsApiRoutes } from './routes/tools-api.ts';
 import { usersApiRoutes } from './routes/users-api.ts';
 import { ASSETS_PREFIX, PAGE_SECURITY_HEADERS, WebShell } from './shell.ts';
@@ -60,6 +61,7 @@ export function webApp(opts: WebOptions = {}) {
         async (scope) => {
           scope.decorateRequest('dbqWeb', null);
           pageRoutes(scope, svc, shell);
+          ssoPageRoutes(scope, svc);
           await scope.register(
             async (api) => {
               api.addHook('onRequest', webApiHook(svc));
@@ -71,6 +73,7 @@ export function webApp(opts: WebOptions = {}) {
               consoleApiRoutes(api, svc);
               toolsApiRoutes(api, svc);
               auditApiRoutes(api, svc);
+              ssoApiRoutes(api, svc);
             },
             { prefix: WEB_API_PREFIX },
           );

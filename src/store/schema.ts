@@ -145,6 +145,18 @@ export interface CuratedToolRow {
   deleted_at: string | null;
 }
 
+/** One version of a connection's annotations (src/annotations); the newest is in force. */
+export interface ConnectionAnnotationRow {
+  id: string;
+  workspace_id: string;
+  connection_id: string;
+  version: number;
+  /** JSON Annotations: {tables, examples}. */
+  body: string;
+  created_by: string | null;
+  created_at: string;
+}
+
 /** Append-only: who changed who may do what (src/audit/audit.ts). */
 export interface AuditRow {
   id: string;
@@ -159,8 +171,26 @@ export interface AuditRow {
   /** JSON of what changed; never a secret. */
   changes: string | null;
   ip: string | null;
-  source: 'api' | 'cli' | 'ui';
+  /** `sso`: written by a single sign-on (the user it created, the session it opened). */
+  source: 'api' | 'cli' | 'ui' | 'sso';
   created_at: string;
+}
+
+/** A workspace's single sign-on (src/sso/sso-settings.ts); no row: SSO is off. */
+export interface WorkspaceSsoRow {
+  workspace_id: string;
+  issuer: string;
+  client_id: string;
+  /** Sealed with the secret box, bound to `sso:<workspace_id>`; never returned. */
+  client_secret: string;
+  /** JSON array of lower-case email domains a sign-in may come from. */
+  allowed_domains: string;
+  /** Role of a user created by their first SSO sign-in. */
+  default_role: 'admin' | 'read_only';
+  /** 0: the password sign-in is refused in this workspace. */
+  password_sign_in: number;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface Database {
@@ -175,4 +205,6 @@ export interface Database {
   connection_grants: ConnectionGrantRow;
   curated_tools: CuratedToolRow;
   audit_log: AuditRow;
+  connection_annotations: ConnectionAnnotationRow;
+  workspace_sso: WorkspaceSsoRow;
 }

@@ -12,6 +12,7 @@ import type { SignInLimiter } from '../sign-in-limiter.ts';
 import { RateLimitedError } from '../../errors.ts';
 import { webContextOf, webPrincipal } from '../web-context.ts';
 import { actorOf, inTransaction, recordAudit } from '../../audit/audit.ts';
+import { assertPasswordSignInAllowed } from '../../sso/sso-settings.ts';
 
 const loginSchema = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1024) }).strict();
 const setupSchema = z
@@ -51,6 +52,8 @@ export function sessionApiRoutes(app: FastifyInstance, svc: Services, limiter: S
   app.post('/login', { schema: hide, config: { webPublic: true } }, async (request, reply) => {
     const ctx = webContextOf(request);
     const input = parseInput(loginSchema, request.body);
+    // Where single sign-on turned passwords off, no password is even checked.
+    await assertPasswordSignInAllowed(svc.db, ctx.workspace.id);
     guard(request, reply, input.email);
     let user;
     try {

@@ -14,7 +14,7 @@ const auditEntrySchema = z.object({
   target: z.object({ type: z.string(), id: z.string().nullable(), name: z.string().nullable() }),
   changes: z.record(z.string(), z.unknown()).nullable(),
   ip: z.string().nullable(),
-  source: z.enum(['api', 'cli', 'ui']),
+  source: z.enum(['api', 'cli', 'ui', 'sso']),
   createdAt: z.string(),
 });
 

@@ -18,6 +18,8 @@ import { openapiRoute } from './openapi.ts';
 import { keyRoutes } from './keys.ts';
 import { workspaceRoutes } from './workspace.ts';
 import { grantRoutes } from './grants.ts';
+import { ssoRoutes } from './sso.ts';
+import { annotationRoutes } from './annotations.ts';
 
 export interface RouteOptions {
   hide: boolean;
@@ -39,6 +41,8 @@ const API_ROUTES: ApiRoute[] = [
   grantRoutes,
   auditRoutes,
   toolRoutes,
+  ssoRoutes,
+  annotationRoutes,
 ];
 
 const API_PREFIXES = ['/api', '/api/v1', '/w/:workspace/api', '/w/:workspace/api/v1'];

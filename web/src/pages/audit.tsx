@@ -11,7 +11,7 @@ interface AuditEntry {
   target: { type: string; id: string | null; name: string | null };
   changes: Record<string, unknown> | null;
   ip: string | null;
-  source: 'api' | 'cli' | 'ui';
+  source: 'api' | 'cli' | 'ui' | 'sso';
   createdAt: string;
 }
 
@@ -28,6 +28,7 @@ const ACTIONS = [
   'connection.updated',
   'connection.deleted',
   'connection.grants_changed',
+  'connection.annotations_changed',
   'tool.created',
   'tool.updated',
   'tool.deleted',
@@ -37,7 +38,7 @@ const ACTIONS = [
   'session.sign_in_failed',
   'setup.used',
 ];
-const SOURCE_LABEL: Record<AuditEntry['source'], string> = { api: 'API', cli: 'CLI', ui: 'Web' };
+const SOURCE_LABEL: Record<AuditEntry['source'], string> = { api: 'API', cli: 'CLI', ui: 'Web', sso: 'SSO' };
 
 interface Filters {
   action: string;
