@@ -1,18 +1,19 @@
-// The MCP front door: both transports at the root (workspace `default`, or the host-form
+// The MCP front door: 2026-07-28 requests (stateless, SDK v2) and both 2025-era transports at the root
 // workspace) and under `/w/:workspace`, one session registry with its caps (session-caps.ts),
 // and a bounded shutdown. Open SSE streams are responses that never end by themselves: on
 // SIGTERM each session closes once its calls are answered, and at the end of the grace period
 // (or in `preClose`, before Fastify's server.close() waits for in-flight responses) whatever
 // is left is closed, or the server would never finish closing.
 // With DBQ_REDIS_URL, sessions are registered in Redis and a message for another process's
-// session is relayed to it (relay.ts), so a load balancer needs no session affinity.
+// session is relayed to it (relay.ts), so a load balancer needs no session affinity. A
+// 2026-07-28 request has no session: whichever process gets it answers it, no relay.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
 import type { McpRelay } from './relay.ts';
 import { DEFAULT_SESSION_CAPS } from './session-caps.ts';
 import { McpSessions, sessionLogTag } from './sessions.ts';
 import { sseRoutes } from './sse-routes.ts';
-import { streamableRoutes } from './streamable-routes.ts';
+import { streamableRoutes, type StreamableRouteOptions } from './streamable-routes.ts';
 
 export interface McpOptions {
   /** Interval of the `: ping` comment lines on SSE streams, so proxies keep idle streams open. */
@@ -54,7 +55,8 @@ export function mcpPlugin(options: McpOptions = {}) {
       relay.start();
     }
     sseRoutes(app, svc, { sessions, keepAliveMs });
-    streamableRoutes(app, svc, { sessions, keepAliveMs });
+    const modern: StreamableRouteOptions['modern'] = { door: null };
+    streamableRoutes(app, svc, { sessions, keepAliveMs, modern });
 
     sessions.onEvict = (session, reason) =>
       svc.logger.info(
@@ -90,7 +92,8 @@ export function mcpPlugin(options: McpOptions = {}) {
       clearInterval(sweep);
       // Relayed streams written here are open responses too.
       relay?.endStreams();
-      await sessions.closeAll();
+      // 2026-07-28 subscriptions/listen streams are open responses as well.
+      await Promise.all([sessions.closeAll(), modern.door?.close()]);
     };
     app.shutdownGate.whenCut(() => void closeEverything());
     app.addHook('preClose', closeEverything);

@@ -9,17 +9,8 @@ import { listTools } from '../tools/tools.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { principalFromExtra } from './sessions.ts';
+import { INSTRUCTIONS, SERVER_INFO } from './server-info.ts';
 import { registerTools } from './tools/index.ts';
-
-const SERVER_INFO = { name: 'dbq', title: 'dbq — SQL on your workspace databases', version: '1' };
-
-const INSTRUCTIONS = [
-  'dbq runs SQL on the PostgreSQL, MySQL/MariaDB and SQLite connections of one workspace, with the permissions of the API key this session uses.',
-  "Start with list_connections, then list_tables / describe_table to learn the schema, then execute_query with one statement in the connection's dialect.",
-  'Curated tools (any tool not named above) are prepared statements an admin defined: prefer them when one fits, and pass their parameters as arguments.',
-  'Read-only keys and read-only connections can run read statements only; refused calls say so — do not retry them in another form.',
-  'Results are capped (maxRows, default 1000); prefer aggregates and LIMIT over large reads.',
-].join(' ');
 
 export function createMcpServer(svc: Services, log: FastifyBaseLogger, principal: Principal): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS });

@@ -5,6 +5,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidRequestError, NotAcceptableError } from '../errors.ts';
+import { lazy } from '../lazy.ts';
 import { authenticateRequest, bearerToken } from '../http-kit/auth.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
@@ -26,7 +27,15 @@ import type { StreamableRouteOptions } from './streamable-routes.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
 
-export async function handle(svc: Services, opts: StreamableRouteOptions, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+// SDK v2 comes with the 2026-07-28 handler, on the first request without a session id.
+const modernHandlers = lazy(() => import('./modern-handlers.ts'));
+
+export async function handle(
+  svc: Services,
+  opts: StreamableRouteOptions,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply | void> {
   const key = bearerToken(request);
   const header = request.headers[SESSION_HEADER];
   const sessionId = typeof header === 'string' && header !== '' ? header : undefined;
@@ -36,6 +45,13 @@ export async function handle(svc: Services, opts: StreamableRouteOptions, reques
   let remote: RemoteSession | null = null;
   if (sessionId === undefined) {
     principal = await authenticateRequest(svc, request, key);
+    // A 2026-07-28 request carries no session id; it is answered here and now by SDK v2.
+    // Requests naming a session are 2025-era by construction and skip the classification.
+    const modern = await modernHandlers();
+    if (await modern.isModernRequest(request)) {
+      await countMessages(svc, request, reply, principal, request.body);
+      return reply.send(await modern.serveModern(svc, opts, request, reply, principal));
+    }
     if (request.method !== 'POST') throw new InvalidRequestError('Invalid request: Mcp-Session-Id header is required');
     const messages = Array.isArray(request.body) ? request.body : [request.body];
     if (!messages.every((m) => JSONRPCMessageSchema.safeParse(m).success)) {

@@ -1,15 +1,20 @@
-// The MCP Streamable HTTP transport (current protocol): `POST/GET/DELETE {workspace}/mcp`
-// with the key in `Authorization: Bearer` on every request. An initialize POST without
-// `Mcp-Session-Id` opens a session (stateful, random UUID ids); every later request names it
-// and is authorised against it (sessions.ts) before the SDK transport sees it.
+// The MCP Streamable HTTP endpoint `POST/GET/DELETE {workspace}/mcp`, with the key in
+// `Authorization: Bearer` on every request. Two eras share it: a 2026-07-28 request (the
+// per-request `_meta` envelope, no session) is answered statelessly by SDK v2
+// (modern-handlers.ts); 2025-era clients open a session with an initialize POST without
+// `Mcp-Session-Id` (stateful, random UUID ids) and every later request names it and is
+// authorised against it (sessions.ts) before the SDK v1 transport sees it.
 import type { FastifyInstance } from 'fastify';
 import { lazy } from '../lazy.ts';
 import type { Services } from '../services.ts';
+import type { ModernDoor } from './modern-handlers.ts';
 import type { McpSessions } from './sessions.ts';
 
 export interface StreamableRouteOptions {
   sessions: McpSessions;
   keepAliveMs: number;
+  /** The 2026-07-28 handlers, made on the first such request (with SDK v2); closed at shutdown. */
+  modern: { door: ModernDoor | null };
 }
 
 // The SDK comes with the handler, on the first MCP request (src/lazy.ts).

@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport, type ClientOptions } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import { createConnection } from '../../src/connections/connections.ts';
 import { buildApp } from '../../src/server/app.ts';
@@ -22,6 +23,8 @@ import { createHarness, PG_URL, workspaceSqliteDir, type Harness } from './harne
 import { until } from './wait.ts';
 
 export type McpTransportName = 'sse' | 'streamable';
+/** The stateless revision served by SDK v2 (src/mcp/modern-handlers.ts). */
+export const MODERN_REVISION = '2026-07-28';
 export const TRANSPORTS: McpTransportName[] = ['sse', 'streamable'];
 
 export interface McpHarness {
@@ -33,6 +36,8 @@ export interface McpHarness {
   /** Connects an SDK client. `workspace` picks `/w/{slug}`; `keyIn: 'query'` puts the key in
    * the /sse URL only (SSE), as clients configured with a bare URL do. */
   connect(transport: McpTransportName, key: string, opts?: { workspace?: string; keyIn?: 'header' | 'query' }): Promise<Client>;
+  /** Connects an SDK v2 client pinned to the 2026-07-28 revision (no session, no initialize). */
+  connectModern(key: string, opts?: { workspace?: string; client?: ClientOptions; fetch?: typeof fetch }): Promise<ModernClient>;
   /** A fresh key of a new user of `default`, for tests that revoke or disable it. */
   freshKey(role: 'admin' | 'read_only'): Promise<{ secret: string; keyId: string; email: string }>;
   close(): Promise<void>;
@@ -58,7 +63,7 @@ export async function createMcpHarness(opts: McpOptions = {}): Promise<McpHarnes
   await createConnection(deps, ws.id, { name: 'lite', url: 'sqlite:mcp.db' }, cliActor());
   await createConnection(deps, ws.id, { name: 'pg', url: PG_URL }, cliActor());
 
-  const clients: Client[] = [];
+  const clients: { close(): Promise<void> }[] = [];
   let users = 0;
   return {
     h,
@@ -75,6 +80,16 @@ export async function createMcpHarness(opts: McpOptions = {}): Promise<McpHarnes
       } else {
         await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers } }));
       }
+      clients.push(client);
+      return client;
+    },
+    async connectModern(key, { workspace, client: clientOptions, fetch: viaFetch } = {}) {
+      const url = new URL(`${origin}${workspace ? `/w/${workspace}` : ''}/mcp`);
+      const client = new ModernClient(
+        { name: 'dbq-test-modern', version: '1' },
+        { versionNegotiation: { mode: { pin: MODERN_REVISION } }, ...clientOptions },
+      );
+      await client.connect(new ModernTransport(url, { requestInit: { headers: { authorization: `Bearer ${key}` } }, fetch: viaFetch }));
       clients.push(client);
       return client;
     },
