@@ -264,6 +264,8 @@ export function buildSql(plan: Plan, index: SchemaIndex, dialect: EngineName): B
       }
       case 'null':
         return `${col} IS ${c.negate ? 'NOT ' : ''}NULL`;
+      case 'versus':
+        return `${col} ${c.op} (SELECT ${c.fn.toUpperCase()}(${q(c.of.column)}) FROM ${tableRef(d, index.table(c.of.table))})`;
     }
   };
 

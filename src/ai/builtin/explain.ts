@@ -74,6 +74,10 @@ function condText(c: Condition): string {
       return `${col} is before ${c.to}`;
     case 'null':
       return `${col} is ${c.negate ? 'set' : 'missing'}`;
+    case 'versus': {
+      const fn = { avg: 'the average', min: 'the lowest', max: 'the highest' }[c.fn];
+      return `${col} is ${OPS[c.op]} ${fn} ${words(c.of.column)} of all ${words(c.of.table)}`;
+    }
   }
 }
 

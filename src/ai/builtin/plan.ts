@@ -38,7 +38,9 @@ export type Condition =
   | { kind: 'like'; column: ColumnRef; pattern: string; negate: boolean; how: 'prefix' | 'suffix' | 'contains' }
   /** from inclusive, to exclusive (ISO dates). */
   | { kind: 'range'; column: ColumnRef; from: string | null; to: string | null }
-  | { kind: 'null'; column: ColumnRef; negate: boolean };
+  | { kind: 'null'; column: ColumnRef; negate: boolean }
+  /** column op (SELECT fn(of) FROM of's table): "older than the average", "above the minimum". */
+  | { kind: 'versus'; column: ColumnRef; op: CompareOp; fn: 'avg' | 'min' | 'max'; of: ColumnRef };
 
 /** Rows of `subject` for which a related `target` row exists (or, negated, none does). */
 export interface ExistsCondition {

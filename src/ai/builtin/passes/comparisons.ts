@@ -133,6 +133,57 @@ function addComparison(state: ParseState, item: Item, op: CompareOp, value: numb
   } else addCondition(state, { kind: 'compare', column: item.column, op, value }, pos);
 }
 
+const VERSUS_FNS: Record<string, 'avg' | 'min' | 'max'> = {
+  average: 'avg',
+  avg: 'avg',
+  mean: 'avg',
+  minimum: 'min',
+  min: 'min',
+  lowest: 'min',
+  smallest: 'min',
+  maximum: 'max',
+  max: 'max',
+  highest: 'max',
+  largest: 'max',
+};
+
+/** "older than the average", "a weight below the average weight", "more staff than the
+ * minimum staff": a comparison with an aggregate over the whole table (a scalar subquery). */
+function readVersus(state: ParseState, i: number, n: number, op: CompareOp, comparative: { words: string[]; op: CompareOp } | null): void {
+  const { mentionAt } = state;
+  const at = skipWords(state, i + n, ['a', 'an', 'the', 'that', 'of', 'overall']);
+  const fn = VERSUS_FNS[word(state, at)];
+  if (!fn || state.consumed[at]) return;
+  let end = at + 1;
+  let named: ColumnRef | null = null;
+  const k = skipWords(state, end, ['of', 'the', 'all']);
+  const after = mentionAt[k];
+  if (after && after.kind === 'column' && columnInfo(state, resolveColumn(state, after)).numeric) {
+    named = resolveColumn(state, after);
+    claim(state, after);
+    end = after.end;
+  }
+  let compared: ColumnRef | null = null;
+  if (comparative) compared = findColumn(state, comparative.words, nearbyTables(state), (x) => x.numeric || x.date);
+  else {
+    // "more staff than …": the column sits between the comparator's words.
+    const inside = mentionAt[i + 1];
+    if (inside && inside.kind === 'column' && word(state, inside.end) === 'than' && inside.end < at) {
+      compared = resolveColumn(state, inside);
+      claim(state, inside);
+    } else {
+      const before = comparedBefore(state, i);
+      if (before && before.item.kind === 'column') compared = before.item.column;
+    }
+  }
+  compared ??= named;
+  if (!compared) return;
+  const negate = word(state, i - 1) === 'not';
+  const start = negate ? i - 1 : i;
+  consume(state, start, end);
+  addCondition(state, { kind: 'versus', column: compared, op: negate ? NEGATED[op] : op, fn, of: named ?? compared }, i);
+}
+
 export function readComparisons(state: ParseState): void {
   const { tokens, mentionAt } = state;
   for (let i = 0; i < tokens.length; i++) {
@@ -190,7 +241,10 @@ export function readComparisons(state: ParseState): void {
       numberPos = betweenMention.end;
     }
     const value = numberAt(state, numberPos);
-    if (value === null) continue;
+    if (value === null) {
+      readVersus(state, i, n, op, comparative);
+      continue;
+    }
     let value2: number | null = null;
     if (word(state, i) === 'between' && word(state, numberPos + 1) === 'and' && numberAt(state, numberPos + 2) !== null) {
       value2 = numberAt(state, numberPos + 2);

@@ -58,6 +58,9 @@ export function readGroupPhrases(state: ParseState): void {
     const m = mentionAt[j];
     if (!m || m.kind === 'value') continue;
     if (m.kind === 'table') {
+      // "song names by singers" where singers is what the question lists: an author, not a
+      // grouping or a sort.
+      if (viaBy && resolveTable(m) === state.subject) continue;
       claim(state, m);
       consume(state, i, j);
       state.groupCandidates.push({ item: { kind: 'label', table: resolveTable(m) }, pos: i, viaBy });
