@@ -93,9 +93,12 @@ export const SQLITE_TESTS: readonly string[] = [
 ];
 
 export const INTEGRATION_TESTS: readonly string[] = [
+  // dbq store copy into fresh PostgreSQL databases, and dbq serve on the copy.
+  'test/store-copy.test.ts',
   'test/ai-builtin.test.ts',
   'test/allowlists.test.ts',
   'test/async-query.test.ts',
+  'test/async-cross-process.test.ts',
   'test/audit-api.test.ts',
   'test/audit-browser.test.ts',
   'test/audit-cli.test.ts',
@@ -130,6 +133,8 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/least-privilege-matrix.test.ts',
   'test/mcp-concurrency.test.ts',
   'test/mcp-cross-process.test.ts',
+  'test/mcp-modern-revision.test.ts',
+  'test/mcp-modern-two-processes.test.ts',
   'test/mcp-params-shape.test.ts',
   'test/mcp-rate-limit.test.ts',
   'test/mcp-readonly.test.ts',
@@ -183,6 +188,8 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/web-sign-in-redirect.test.ts',
   'test/web-ssh-form.test.ts',
   'test/web-tools-browser.test.ts',
+  // The MCP SDK's own OAuth flow with the consent clicked in Chromium.
+  'test/oauth-consent-e2e.test.ts',
 ];
 
 /** The machine's service ports the sqlite tier must never dial: PostgreSQL, MariaDB, Redis. */

@@ -14,6 +14,7 @@ import { keyCommands } from './commands/key.ts';
 import { toolCommands } from './commands/tool.ts';
 import { mcpCommands } from './commands/mcp.ts';
 import { migrateCommands } from './commands/migrate.ts';
+import { storeCommands } from './commands/store.ts';
 import { userCommands } from './commands/user.ts';
 import { workspaceCommands } from './commands/workspace.ts';
 import { type CliContext, cliConfig, type GlobalOptions, parsePort } from './core.ts';
@@ -66,6 +67,7 @@ function buildCli(): Command {
   auditCommands(program, ctx);
   backupCommands(program, ctx);
   migrateCommands(program, ctx);
+  storeCommands(program, ctx);
   mcpCommands(program);
   markRequired(program);
   return program;
