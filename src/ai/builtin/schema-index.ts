@@ -375,8 +375,11 @@ function describeTable(t: SchemaTable): TableInfo {
   const ownName = cols.find((c) => c.words.join(' ') === `${tableWords} name` && c.text);
   const title =
     cols.find((c) => c.words.join(' ') === 'title' && c.text) ?? cols.find((c) => c.words.join(' ') === `${tableWords} title` && c.text);
+  // airlines.Airline, country.Country: a text column named after its own table names the row.
+  const ownWord = cols.find((c) => c.words.join(' ') === tableWords && c.text && !c.pk && !c.fk);
   if (exactName) label = [exactName.name];
   else if (ownName) label = [ownName.name];
+  else if (ownWord) label = [ownWord.name];
   else if (first && last) label = [first.name, last.name];
   else if (title) label = [title.name];
   else {

@@ -96,6 +96,14 @@ export function assemblePlan(state: ParseState): Plan {
     if (g.item.kind === 'bucket' && state.orderBy.length === 0) plan.orderBy.push({ item: g.item, dir: 'ASC' });
   }
 
+  // "template type codes and the number of templates for each", "nationalities and the
+  // corresponding number of people": columns named beside an aggregate, with a word that
+  // asks for one value per row, are what it is grouped by.
+  const perRow = tokens.some((t) => ['each', 'every', 'per', 'corresponding', 'respective', 'respectively'].includes(t.lower));
+  if (groupBy.length === 0 && perRow && (selectAggregates.length > 0 || state.intent === 'count') && explicit.length > 0) {
+    for (const e of explicit) if (e.kind === 'column' && !groupBy.some((g) => sameItem(g, e))) groupBy.push(e);
+  }
+
   if (state.intent === 'count') {
     if (asked?.kind === 'column' && asked.column && state.distinct) {
       selectAggregates.unshift({ fn: 'count', measure: { kind: 'column', column: asked.column }, distinct: true });
