@@ -99,6 +99,8 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/allowlists.test.ts',
   'test/async-query.test.ts',
   'test/async-cross-process.test.ts',
+  'test/annotations-api.test.ts',
+  'test/annotations-cli.test.ts',
   'test/audit-api.test.ts',
   'test/audit-browser.test.ts',
   'test/audit-cli.test.ts',

@@ -12,6 +12,7 @@ import { generateSql, type GenerateResult } from './generate.ts';
 import type { StopSignal } from '../engines/stop.ts';
 import { getConnectionFor } from '../access/grants.ts';
 import { assertRawAccess } from '../access/scope.ts';
+import { annotationsOf } from '../annotations/annotations.ts';
 
 export const MAX_PROMPT_LENGTH = 4000;
 
@@ -42,7 +43,7 @@ export async function runGenerate(
   const generated = await generateSql(
     {
       provider: svc.ai.provider,
-      getSchema: () => svc.ai.schemaContext(row, reader),
+      getSchema: async () => svc.ai.annotatedContext(row, reader, await annotationsOf(svc, row.id)),
       classify: (sql) => decideStatement(svc.readGuards.of(reader), sql),
       validate: (sql) => (canWrite ? engine : reader).validate(sql),
       canWrite,

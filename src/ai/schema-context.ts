@@ -10,6 +10,8 @@ export interface SchemaContext {
   tables: SchemaTable[];
   /** Key "table.column" (table name without schema) → distinct values, most frequent first. */
   samples: Record<string, string[]>;
+  /** The connection's example questions with their SQL (annotations), when it has any. */
+  examples?: { question: string; sql: string }[];
 }
 
 export type RunRead = (sql: string) => Promise<unknown[][]>;
@@ -104,7 +106,16 @@ export interface RenderOptions {
   maxSamples?: number;
 }
 
-/** The schema as CREATE TABLE text with keys and sample values, for LLM prompts. Pure. */
+/** A description and synonyms as one line of an SQL comment ('' when neither): annotations
+ * or the database's own comments, which may hold newlines. */
+function describeNote(item: { description?: string; synonyms?: string[] }): string {
+  const parts: string[] = [];
+  if (item.description) parts.push(item.description.replace(/\s+/g, ' ').trim());
+  if (item.synonyms && item.synonyms.length > 0) parts.push(`also called: ${item.synonyms.join(', ')}`);
+  return parts.join('; ');
+}
+
+/** The schema as CREATE TABLE text with keys, descriptions and sample values, for LLM prompts. Pure. */
 export function renderSchema(ctx: SchemaContext, opts: RenderOptions = {}): string {
   const wanted = opts.tables ? new Set(opts.tables) : null;
   const maxSamples = opts.maxSamples ?? 10;
@@ -114,17 +125,19 @@ export function renderSchema(ctx: SchemaContext, opts: RenderOptions = {}): stri
     if (wanted && !wanted.has(t.name)) continue;
     const lines: string[] = [];
     for (const c of t.columns) {
-      let line = `  ${quoteIdent(d, c.name)} ${c.type || 'TEXT'}${c.nullable ? '' : ' NOT NULL'}`;
+      let line = `  ${quoteIdent(d, c.name)} ${c.type || 'TEXT'}${c.nullable ? '' : ' NOT NULL'},`;
+      const notes: string[] = [];
+      const meaning = describeNote(c);
+      if (meaning) notes.push(meaning);
       const sample = ctx.samples[sampleKey(t.name, c.name)];
       if (sample && sample.length > 0) {
         const shown = sample
           .slice(0, maxSamples)
           .map((v) => `'${v.replace(/'/g, "''")}'`)
           .join(', ');
-        line += `, -- values: ${shown}${sample.length > maxSamples ? ', …' : ''}`;
-      } else {
-        line += ',';
+        notes.push(`values: ${shown}${sample.length > maxSamples ? ', …' : ''}`);
       }
+      if (notes.length > 0) line += ` -- ${notes.join('; ')}`;
       lines.push(line);
     }
     const pk = t.columns.filter((c) => c.primaryKey).map((c) => quoteIdent(d, c.name));
@@ -139,7 +152,8 @@ export function renderSchema(ctx: SchemaContext, opts: RenderOptions = {}): stri
     const last = lines.length - 1;
     lines[last] = lines[last].replace(/,(?=( -- .*)?$)/, '');
     const kind = t.kind === 'view' ? 'VIEW' : 'TABLE';
-    out.push(`CREATE ${kind} ${tableRef(d, t)} (\n${lines.join('\n')}\n);`);
+    const about = describeNote(t);
+    out.push(`${about ? `-- ${about}\n` : ''}CREATE ${kind} ${tableRef(d, t)} (\n${lines.join('\n')}\n);`);
   }
   return out.join('\n\n');
 }
@@ -165,9 +179,10 @@ export function selectRelevantTables(ctx: SchemaContext, question: string, maxTa
       .some((w) => w.length > 2 && words.has(w.replace(/(ies|es|s)$/, '')));
   const scored = ctx.tables
     .map((t) => {
-      let score = touches(t.name) ? 3 : 0;
+      let score = touches(t.name) || (t.synonyms ?? []).some(touches) ? 3 : 0;
+      if (t.description && touches(t.description)) score += 1;
       for (const c of t.columns) {
-        if (touches(c.name)) score += 1;
+        if (touches(c.name) || (c.synonyms ?? []).some(touches)) score += 1;
         for (const v of ctx.samples[sampleKey(t.name, c.name)] ?? []) if (touches(v)) score += 2;
       }
       return { t, score };

@@ -126,6 +126,11 @@ export interface SchemaColumn {
   type: string;
   nullable: boolean;
   primaryKey: boolean;
+  /** The database's own comment (COMMENT ON / MySQL COMMENT), when it has one; an admin's
+   * annotation replaces it (src/annotations). */
+  description?: string;
+  /** Other words people use for it; annotations only. */
+  synonyms?: string[];
 }
 
 export interface ForeignKey {
@@ -141,6 +146,9 @@ export interface SchemaTable {
   kind: 'table' | 'view';
   columns: SchemaColumn[];
   foreignKeys: ForeignKey[];
+  /** As on SchemaColumn: the database's comment, or the annotation that replaces it. */
+  description?: string;
+  synonyms?: string[];
 }
 
 export type SchemaObjectKind = 'table' | 'view' | 'column' | 'index' | 'function';

@@ -8,6 +8,8 @@ import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { getConnectionFor } from '../access/grants.ts';
 import { assertRawAccess } from '../access/scope.ts';
+import { annotationsOf } from '../annotations/annotations.ts';
+import { applyAnnotations } from '../annotations/merge.ts';
 
 const OBJECT_KINDS = ['table', 'view', 'column', 'index', 'function'] as const satisfies readonly SchemaObjectKind[];
 export const OBJECT_DETAILS = ['names', 'summary', 'full'] as const;
@@ -20,7 +22,9 @@ export const searchObjectsFields = {
     .string()
     .max(200)
     .default('')
-    .describe('Case-insensitive substring of the object name (%, _ and * are plain characters); empty matches every object of the kind'),
+    .describe(
+      'Case-insensitive substring of the object name, or of a table or column description or synonym (%, _ and * are plain characters); empty matches every object of the kind',
+    ),
   kind: z.enum(OBJECT_KINDS).optional().describe('table, view, column, index or function; omitted: tables and views'),
   detail: z
     .enum(OBJECT_DETAILS)
@@ -56,7 +60,8 @@ function substringLike(pattern: string): string {
   return `%${pattern.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
 }
 
-/** 0 exact, 1 prefix, 2 substring (the catalog already kept only matches). */
+/** 0 exact, 1 prefix, 2 substring (the catalog already kept only matches); 3 is a match of
+ * what the object means, not of its name (matchMeanings). */
 function relevance(name: string, pattern: string): number {
   const lower = name.toLowerCase();
   return lower === pattern ? 0 : lower.startsWith(pattern) ? 1 : 2;
@@ -92,25 +97,71 @@ export async function searchObjects(
   for (const kind of kinds) found.push(...(await engine.searchObjects({ kind, like })));
 
   const pattern = input.pattern.toLowerCase();
-  const ranked = found
-    .map((o) => ({ o, rank: relevance(o.name, pattern), key: qualifiedName(o) }))
-    .sort((a, b) => a.rank - b.rank || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  // What tables and columns mean (the database's comments, an admin's annotations) is read
+  // once, only when it is shown or searched: a bare name listing stays one catalog query.
+  const describes = kinds.some((k) => k === 'table' || k === 'view' || k === 'column');
+  let described: SchemaTable[] | null = null;
+  if (describes && (pattern !== '' || input.detail !== 'names')) {
+    described = applyAnnotations(await engine.listTables(), (await annotationsOf(svc, row.id)).annotations);
+  }
+  const ranked = found.map((o) => ({ o, rank: relevance(o.name, pattern), key: qualifiedName(o) }));
+  if (described && pattern !== '') ranked.push(...matchMeanings(described, kinds, pattern, new Set(ranked.map((r) => r.key))));
+  ranked.sort((a, b) => a.rank - b.rank || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const kept = ranked.slice(0, input.limit).map((r) => r.o);
   const base = { connectionId: row.id, connectionName: row.name, total: ranked.length, truncated: ranked.length > kept.length };
 
   if (input.detail === 'names') return { ...base, objects: kept.map(qualifiedName) };
-  if (input.detail === 'summary') return { ...base, objects: kept.map(summarize) };
-  // Full tables and views are describe_table's shape: read their schemas' tables once each.
-  const tablesBySchema = new Map<string | null, SchemaTable[]>();
-  for (const o of kept) {
-    if ((o.kind === 'table' || o.kind === 'view') && !tablesBySchema.has(o.schema)) {
-      tablesBySchema.set(o.schema, await engine.listTables(o.schema ?? undefined));
-    }
+  const tableOf = (schema: string | null, name: string | undefined): SchemaTable | undefined =>
+    described?.find((t) => t.schema === schema && t.name === name);
+  if (input.detail === 'summary') {
+    return {
+      ...base,
+      objects: kept.map((o) => {
+        const summary = summarize(o);
+        const owner = tableOf(o.schema, o.kind === 'column' ? o.table : o.name);
+        const meaning = o.kind === 'column' ? owner?.columns.find((c) => c.name === o.name) : o.kind === 'index' ? undefined : owner;
+        return meaning?.description ? { ...summary, description: meaning.description } : summary;
+      }),
+    };
   }
+  // Full tables and views are describe_table's shape, descriptions and synonyms included.
   const objects = kept.map((o) => {
     if (o.kind !== 'table' && o.kind !== 'view') return o;
-    const table = tablesBySchema.get(o.schema)?.find((t) => t.name === o.name);
-    return table ?? o;
+    return tableOf(o.schema, o.name) ?? o;
   });
   return { ...base, objects };
+}
+
+/** Tables, views and columns whose description or synonyms contain the pattern but whose
+ * name does not (those the catalog found already): ranked after every name match. */
+function matchMeanings(
+  tables: SchemaTable[],
+  kinds: SchemaObjectKind[],
+  pattern: string,
+  seen: Set<string>,
+): { o: SchemaObject; rank: number; key: string }[] {
+  const says = (item: { description?: string; synonyms?: string[] }): boolean =>
+    (item.description?.toLowerCase().includes(pattern) ?? false) || (item.synonyms ?? []).some((s) => s.toLowerCase().includes(pattern));
+  const out: { o: SchemaObject; rank: number; key: string }[] = [];
+  const push = (o: SchemaObject): void => {
+    const key = qualifiedName(o);
+    if (!seen.has(key)) out.push({ o, rank: 3, key });
+  };
+  for (const t of tables) {
+    if (kinds.includes(t.kind) && says(t)) push({ kind: t.kind, schema: t.schema, name: t.name, columnCount: t.columns.length });
+    if (!kinds.includes('column')) continue;
+    for (const c of t.columns) {
+      if (says(c))
+        push({
+          kind: 'column',
+          schema: t.schema,
+          table: t.name,
+          name: c.name,
+          type: c.type,
+          nullable: c.nullable,
+          primaryKey: c.primaryKey,
+        });
+    }
+  }
+  return out;
 }

@@ -5,6 +5,7 @@ import { extractSqlDetailed } from '../extract-sql.ts';
 import type { ProviderReply, ProviderRequest } from '../generate.ts';
 import { renderSchema, selectRelevantTables } from '../schema-context.ts';
 import { tablesInSql } from '../generate.ts';
+import { closestExamples } from '../../annotations/examples.ts';
 
 export interface ChatTurn {
   role: 'user' | 'assistant';
@@ -26,14 +27,23 @@ export function buildPrompt(req: ProviderRequest): PromptParts {
     'Rules:',
     `- ${statementRule}`,
     `- Use ${dialect} syntax and functions. Use only the tables and columns in the schema; quote identifiers the way ${dialect} requires.`,
-    '- Sample values listed after a column show how data is spelled; match them exactly in filters.',
+    '- Comments in the schema say what tables and columns mean and what else people call them; sample values listed after a column show how data is spelled (match them exactly in filters).',
+    '- Where an example question is like the one asked, follow its SQL.',
     '- Add LIMIT only when the question asks for a number of rows or a top/first/most item.',
     '- Answer with the SQL in one ```sql fenced block, then one short sentence explaining what it returns.',
   ].join('\n');
   const tables = selectRelevantTables(req.schema, req.prompt);
+  const examples = closestExamples(req.schema.examples ?? [], req.prompt);
+  // The business's own examples, closest to this question first: how it spells "revenue".
+  const shown =
+    examples.length === 0
+      ? ''
+      : `\n\nExamples of questions on this database and the SQL that answers them:\n\n${examples
+          .map((e) => `Question: ${e.question}\n\`\`\`sql\n${e.sql}\n\`\`\``)
+          .join('\n\n')}`;
   const first: ChatTurn = {
     role: 'user',
-    content: `Database schema (${dialect}):\n\n${renderSchema(req.schema, { tables })}\n\nQuestion: ${req.prompt}`,
+    content: `Database schema (${dialect}):\n\n${renderSchema(req.schema, { tables })}${shown}\n\nQuestion: ${req.prompt}`,
   };
   const turns: ChatTurn[] = [first];
   for (const p of req.previous ?? []) {

@@ -11,6 +11,7 @@ import { getWorkspace, type Workspace } from '../../workspaces/workspaces.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
 import { cliActor } from '../../audit/audit.ts';
 import { connectionGrantCommands } from './connection-grants.ts';
+import { connectionAnnotateCommand } from './connection-annotate.ts';
 
 /** Who reads log in as, and what the audit found (the record never carries a password). */
 function describeReads(c: ConnectionRecord): string {
@@ -214,4 +215,5 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
       }),
     );
   connectionGrantCommands(connection, ctx);
+  connectionAnnotateCommand(connection, ctx);
 }

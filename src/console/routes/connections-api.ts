@@ -13,6 +13,7 @@ import { webPrincipal } from '../web-context.ts';
 import { getConnectionFor, getGrants, listConnectionsFor, setGrants } from '../../access/grants.ts';
 import { grantsInputSchema } from '../../access/grants-input.ts';
 import { actorOf } from '../../audit/audit.ts';
+import { getAnnotations, putAnnotations } from '../../annotations/annotations.ts';
 
 const idParams = z.object({ id: z.string().min(1).max(200) });
 // Completion needs names, not a data dictionary: a huge catalogue is cut here.
@@ -74,11 +75,28 @@ export function connectionsApiRoutes(app: FastifyInstance, svc: Services): void 
     const row = await getConnectionFor(svc, p, id);
     const tables = await svc.pools.forRead(row).listTables();
     return ok({
-      tables: tables
-        .slice(0, MAX_SCHEMA_TABLES)
-        .map((t) => ({ schema: t.schema, name: t.name, kind: t.kind, columns: t.columns.map((c) => ({ name: c.name, type: c.type })) })),
+      tables: tables.slice(0, MAX_SCHEMA_TABLES).map((t) => ({
+        schema: t.schema,
+        name: t.name,
+        kind: t.kind,
+        // The database's own comments: the annotations editor shows them where no annotation replaces them.
+        ...(t.description ? { comment: t.description } : {}),
+        columns: t.columns.map((c) => ({ name: c.name, type: c.type, ...(c.description ? { comment: c.description } : {}) })),
+      })),
       truncated: tables.length > MAX_SCHEMA_TABLES,
     });
+  });
+
+  // The annotations editor beside the schema browser: same core as GET|PUT /connections/{id}/annotations.
+  app.get('/connections/:id/annotations', { schema }, async (request) => {
+    const { id } = parseInput(idParams, request.params);
+    return ok(await getAnnotations(svc, webPrincipal(request), id));
+  });
+
+  app.put('/connections/:id/annotations', { schema, config }, async (request) => {
+    const p = webPrincipal(request);
+    const { id } = parseInput(idParams, request.params);
+    return ok(await putAnnotations(svc, p, id, request.body, actorOf(p, request.ip, 'ui')));
   });
 
   // The Access control of the connections page (admins): same core as GET|PUT /connections/{id}/grants.

@@ -5,13 +5,13 @@
 import type { SchemaTable } from '../engine.ts';
 
 export const TABLES_SQL = /* SQL */ `
-SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE
+SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, TABLE_COMMENT
 FROM information_schema.TABLES
 WHERE TABLE_SCHEMA = COALESCE(?, DATABASE())
 ORDER BY TABLE_NAME`;
 
 export const COLUMNS_SQL = /* SQL */ `
-SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY
+SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY, COLUMN_COMMENT
 FROM information_schema.COLUMNS
 WHERE TABLE_SCHEMA = COALESCE(?, DATABASE())
 ORDER BY TABLE_NAME, ORDINAL_POSITION`;
@@ -29,7 +29,7 @@ const text = (v: unknown): string => (Buffer.isBuffer(v) ? v.toString('utf8') : 
 
 export function assembleTables(tables: Row[], columns: Row[], keys: Row[]): SchemaTable[] {
   const byName = new Map<string, SchemaTable>();
-  const result = tables.map(([schema, name, type]) => {
+  const result = tables.map(([schema, name, type, comment]) => {
     const table: SchemaTable = {
       schema: text(schema),
       name: text(name),
@@ -37,15 +37,18 @@ export function assembleTables(tables: Row[], columns: Row[], keys: Row[]): Sche
       columns: [],
       foreignKeys: [],
     };
+    // A view's TABLE_COMMENT is the word VIEW, not a description.
+    if (table.kind === 'table' && comment !== null && text(comment) !== '') table.description = text(comment);
     byName.set(table.name, table);
     return table;
   });
-  for (const [table, name, type, nullable, key] of columns) {
+  for (const [table, name, type, nullable, key, comment] of columns) {
     byName.get(text(table))?.columns.push({
       name: text(name),
       type: text(type),
       nullable: text(nullable) === 'YES',
       primaryKey: text(key) === 'PRI',
+      ...(comment !== null && comment !== undefined && text(comment) !== '' ? { description: text(comment) } : {}),
     });
   }
   let current: { table: string; constraint: string } | null = null;

@@ -12,7 +12,8 @@ const TABLES_SQL = /* SQL */ `
 SELECT coalesce(json_agg(t ORDER BY t.schema, t.name), '[]') AS result
 FROM (
   SELECT c.oid::int8::text AS oid, n.nspname AS schema, c.relname AS name,
-         CASE WHEN c.relkind IN ('v', 'm') THEN 'view' ELSE 'table' END AS kind
+         CASE WHEN c.relkind IN ('v', 'm') THEN 'view' ELSE 'table' END AS kind,
+         pg_catalog.obj_description(c.oid, 'pg_class') AS comment
   FROM pg_catalog.pg_class c
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
   WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
@@ -30,6 +31,7 @@ FROM (
   SELECT a.attrelid::int8::text AS rel, a.attnum AS num, a.attname AS name,
          pg_catalog.format_type(a.atttypid, a.atttypmod) AS type,
          NOT a.attnotnull AS nullable,
+         pg_catalog.col_description(a.attrelid, a.attnum) AS comment,
          EXISTS (
            SELECT 1 FROM pg_catalog.pg_constraint k
            WHERE k.conrelid = a.attrelid AND k.contype = 'p' AND a.attnum = ANY (k.conkey)
@@ -64,10 +66,12 @@ interface TableRow {
   schema: string;
   name: string;
   kind: 'table' | 'view';
+  comment: string | null;
 }
 
 interface ColumnRow extends SchemaColumn {
   rel: string;
+  comment: string | null;
 }
 
 interface ForeignKeyRow extends ForeignKey {
@@ -78,11 +82,20 @@ function assembleTables(tables: TableRow[], columns: ColumnRow[], keys: ForeignK
   const byOid = new Map<string, SchemaTable>();
   const result = tables.map((t) => {
     const table: SchemaTable = { schema: t.schema, name: t.name, kind: t.kind, columns: [], foreignKeys: [] };
+    if (t.comment) table.description = t.comment;
     byOid.set(t.oid, table);
     return table;
   });
   for (const c of columns) {
-    byOid.get(c.rel)?.columns.push({ name: c.name, type: c.type, nullable: c.nullable, primaryKey: c.primaryKey });
+    byOid
+      .get(c.rel)
+      ?.columns.push({
+        name: c.name,
+        type: c.type,
+        nullable: c.nullable,
+        primaryKey: c.primaryKey,
+        ...(c.comment ? { description: c.comment } : {}),
+      });
   }
   for (const k of keys) {
     byOid.get(k.rel)?.foreignKeys.push({

@@ -232,6 +232,9 @@ class SqliteEngine implements Engine {
     this.slots.close(new ConnectionFailedError('the connection was closed'));
     for (const watch of this.active) watch.stop('canceled');
     const exits = [...this.children].map((child) => {
+      // A parked child is unref'd: waiting for its exit must keep the process alive, or a
+      // CLI command that read through the pool ends with Node's "unsettled await" (exit 13).
+      child.unpark();
       child.kill();
       return child.exitedPromise();
     });

@@ -4,6 +4,8 @@ import { InvalidRequestError, NotFoundError } from '../../errors.ts';
 import type { DbqTool } from './tool.ts';
 import { getConnectionFor } from '../../access/grants.ts';
 import { assertRawAccess } from '../../access/scope.ts';
+import { annotationsOf } from '../../annotations/annotations.ts';
+import { applyAnnotations } from '../../annotations/merge.ts';
 
 const inputSchema = z
   .object({
@@ -47,7 +49,8 @@ export const describeTableTool: DbqTool<typeof inputSchema, typeof outputSchema>
   title: 'Describe a table',
   description: [
     'Describes one table or view of a connection.',
-    'Returns {connectionId, connectionName, table: {schema, name, kind, columns: [{name, type, nullable, primaryKey}], foreignKeys: [{columns, refTable, refSchema, refColumns}]}}.',
+    'Returns {connectionId, connectionName, table: {schema, name, kind, description?, synonyms?, columns: [{name, type, nullable, primaryKey, description?, synonyms?}], foreignKeys: [{columns, refTable, refSchema, refColumns}]}}.',
+    "description says what a table or column means in the business (the workspace's annotation, else the database's comment); synonyms are other words people use for it.",
     'Column types are the engine\'s own spelling (e.g. "character varying(40)", "numeric(10,2)", "INTEGER").',
     'Use it before writing SQL against a table you have not seen. Allowed for every key; not recorded in the query history.',
   ].join(' '),
@@ -65,6 +68,8 @@ export const describeTableTool: DbqTool<typeof inputSchema, typeof outputSchema>
         table = pickTable(await engine.listTables(args.table.slice(0, dot)), args.table.slice(dot + 1));
       }
       if (!table) throw new NotFoundError('Table not found');
-      return { connectionId: row.id, connectionName: row.name, table };
+      // What the table and its columns mean: the admin's annotation, else the database's comment.
+      const [described] = applyAnnotations([table], (await annotationsOf(svc, row.id)).annotations);
+      return { connectionId: row.id, connectionName: row.name, table: described };
     },
 };

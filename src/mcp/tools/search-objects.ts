@@ -28,9 +28,9 @@ export const searchObjectsTool: DbqTool<typeof inputSchema, typeof outputSchema>
   name: 'search_objects',
   title: 'Search schema objects by name',
   description: [
-    'Finds tables, views, columns, indexes or functions whose name contains `pattern` (case-insensitive), without reading the whole schema.',
-    'Returns {connectionId, connectionName, total, truncated, objects}, exact matches first, then prefix, then substring, then by name.',
-    'detail "names" (default) gives qualified names ("schema.table", "schema.table.column"); "summary" adds kind, column count or table and type; "full" gives describe_table\'s shape.',
+    'Finds tables, views, columns, indexes or functions whose name contains `pattern` (case-insensitive), without reading the whole schema; tables, views and columns are also found by their description or synonyms ("revenue" finds the column described as revenue).',
+    'Returns {connectionId, connectionName, total, truncated, objects}, exact matches first, then prefix, then substring, then by name, then matches of a description or synonym.',
+    'detail "names" (default) gives qualified names ("schema.table", "schema.table.column"); "summary" adds kind, column count or table and type, and the description; "full" gives describe_table\'s shape.',
     'Use it before list_tables on a large database. Allowed for every key; not recorded in the query history.',
   ].join(' '),
   inputSchema,

@@ -1,0 +1,56 @@
+// Annotations over what the database says: a table's or column's description is the admin's
+// when they wrote one, the database's own comment (COMMENT ON, MySQL COMMENT) otherwise;
+// synonyms come from annotations only. Pure functions over the engine's SchemaTable rows.
+import type { SchemaColumn, SchemaTable } from '../engines/engine.ts';
+import type { Annotations, TableNote } from './annotations.ts';
+
+/** The table a document key names: "schema.name" exactly, else a name found in one schema
+ * only; 'ambiguous' when the bare name is in several. */
+export function resolveTableKey(tables: SchemaTable[], key: string): SchemaTable | 'ambiguous' | null {
+  const dot = key.indexOf('.');
+  if (dot > 0) {
+    const qualified = tables.find((t) => t.schema === key.slice(0, dot) && t.name === key.slice(dot + 1));
+    if (qualified) return qualified;
+  }
+  const named = tables.filter((t) => t.name === key);
+  if (named.length > 1) return 'ambiguous';
+  return named[0] ?? null;
+}
+
+/** The note for each table, by object identity (keys resolved once). */
+function notesByTable(tables: SchemaTable[], annotations: Annotations): Map<SchemaTable, TableNote> {
+  const notes = new Map<SchemaTable, TableNote>();
+  for (const [key, note] of Object.entries(annotations.tables)) {
+    const table = resolveTableKey(tables, key);
+    // A table dropped since the document was saved: its note waits, unused.
+    if (table && table !== 'ambiguous') notes.set(table, note);
+  }
+  return notes;
+}
+
+function withNote<T extends SchemaTable | SchemaColumn>(item: T, note: { description?: string; synonyms?: string[] } | undefined): T {
+  if (!note) return item;
+  const out = { ...item };
+  if (note.description) out.description = note.description;
+  if (note.synonyms && note.synonyms.length > 0) out.synonyms = note.synonyms;
+  return out;
+}
+
+/** New table objects with descriptions and synonyms applied; `tables` is left as it was
+ * (it may be a cached schema). */
+export function applyAnnotations(tables: SchemaTable[], annotations: Annotations): SchemaTable[] {
+  if (Object.keys(annotations.tables).length === 0) return tables;
+  const notes = notesByTable(tables, annotations);
+  return tables.map((t) => {
+    const note = notes.get(t);
+    if (!note) return t;
+    const columns = note.columns ? t.columns.map((c) => withNote(c, note.columns?.[c.name])) : t.columns;
+    return { ...withNote(t, note), columns };
+  });
+}
+
+/** One table with its note, for describe_table. */
+export function annotateTable(table: SchemaTable, all: SchemaTable[], annotations: Annotations): SchemaTable {
+  const merged = applyAnnotations(all, annotations);
+  return merged[all.indexOf(table)] ?? table;
+}
