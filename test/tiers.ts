@@ -61,10 +61,14 @@ export const SQLITE_TESTS: readonly string[] = [
   'test/history-abandoned-running-failed.test.ts',
   // Its own node:http stand-in for the AI providers on 127.0.0.1, the sample SQLite database.
   'test/ai-providers.test.ts',
+  // Annotations in /ai/generate: the builtin on a SQLite file, an OpenAI stand-in on 127.0.0.1.
+  'test/annotations-ai.test.ts',
   'test/audit-web.test.ts',
   // dbq backup/restore in child processes on SQLite stores; the PostgreSQL refusal dials nothing.
   'test/backup-restore-cli.test.ts',
   'test/migrate-status.test.ts',
+  // A migrated SQLite store in a temp dir: every table classified for dbq secret rotate.
+  'test/secret-rotate-tables.test.ts',
   'test/body-limit-413-delivery.test.ts',
   // Runs ./bin/dbq in child processes against a SQLite store.
   'test/cli-newcomer.test.ts',
@@ -95,12 +99,14 @@ export const SQLITE_TESTS: readonly string[] = [
 export const INTEGRATION_TESTS: readonly string[] = [
   // dbq store copy into fresh PostgreSQL databases, and dbq serve on the copy.
   'test/store-copy.test.ts',
+  // dbq secret rotate on SQLite and PostgreSQL stores, with dbq serve on real connections.
+  'test/secret-rotate.test.ts',
   'test/ai-builtin.test.ts',
   'test/allowlists.test.ts',
-  'test/async-query.test.ts',
-  'test/async-cross-process.test.ts',
   'test/annotations-api.test.ts',
   'test/annotations-cli.test.ts',
+  'test/async-query.test.ts',
+  'test/async-cross-process.test.ts',
   'test/audit-api.test.ts',
   'test/audit-browser.test.ts',
   'test/audit-cli.test.ts',
@@ -187,8 +193,11 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/web-console-polish.test.ts',
   'test/web-newcomer-browser.test.ts',
   'test/web-passwords-browser.test.ts',
+  // Single sign-on through Chromium against a real OIDC provider (oidc-provider) on loopback.
+  'test/sso-browser.test.ts',
   'test/web-sign-in-redirect.test.ts',
   'test/web-ssh-form.test.ts',
+  'test/tool-try-unsaved-browser.test.ts',
   'test/web-tools-browser.test.ts',
   // The MCP SDK's own OAuth flow with the consent clicked in Chromium.
   'test/oauth-consent-e2e.test.ts',

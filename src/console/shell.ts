@@ -19,6 +19,7 @@ export type PageName =
   | 'connections'
   | 'account'
   | 'audit'
+  | 'sso'
   | 'tools'
   | 'oauth-consent'
   | 'forbidden'

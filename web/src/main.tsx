@@ -11,6 +11,7 @@ import { LoginPage } from './pages/login.tsx';
 import { OAuthConsentPage } from './pages/oauth-consent.tsx';
 import { SetPasswordPage } from './pages/set-password.tsx';
 import { SetupPage } from './pages/setup.tsx';
+import { SsoPage } from './pages/sso.tsx';
 import { ToolsPage } from './pages/tools.tsx';
 import { UsersPage } from './pages/users.tsx';
 
@@ -24,6 +25,7 @@ const pages: Record<string, () => preact.JSX.Element> = {
   connections: ConnectionsPage,
   users: UsersPage,
   audit: AuditPage,
+  sso: SsoPage,
   tools: ToolsPage,
   'oauth-consent': OAuthConsentPage,
   forbidden: ForbiddenPage,

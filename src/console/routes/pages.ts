@@ -18,6 +18,7 @@ const PAGES: { path: string; page: PageName; access: Access }[] = [
   { path: '/settings/connections', page: 'connections', access: 'signed-in' },
   { path: '/settings/users', page: 'users', access: 'admin' },
   { path: '/settings/audit', page: 'audit', access: 'admin' },
+  { path: '/settings/sso', page: 'sso', access: 'admin' },
   { path: '/tools', page: 'tools', access: 'signed-in' },
   { path: '/settings/account', page: 'account', access: 'signed-in' },
   // An OAuth client sent the user here (the authorization endpoint's interaction); signed out,

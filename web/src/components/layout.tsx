@@ -10,6 +10,7 @@ const NAV: { page: string; path: string; label: string; adminOnly?: boolean }[] 
   { page: 'connections', path: '/settings/connections', label: 'Connections' },
   { page: 'users', path: '/settings/users', label: 'Users', adminOnly: true },
   { page: 'audit', path: '/settings/audit', label: 'Audit log', adminOnly: true },
+  { page: 'sso', path: '/settings/sso', label: 'SSO', adminOnly: true },
   { page: 'account', path: '/settings/account', label: 'Account' },
 ];
 
