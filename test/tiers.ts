@@ -107,6 +107,7 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/annotations-cli.test.ts',
   'test/async-query.test.ts',
   'test/async-cross-process.test.ts',
+  'test/async-cross-process.test.ts',
   'test/audit-api.test.ts',
   'test/audit-browser.test.ts',
   'test/audit-cli.test.ts',

@@ -290,7 +290,7 @@ export async function describeQuery(svc: Services, principal: Principal, queryId
   if (running) return envelope(runningView(running.queryId, running.connectionId, runningSince(running), 'running'));
   const other = await findOthersOwned(svc, principal, queryId);
   if (!other) throw new QueryNotFoundError();
-  return envelope(runningView(other.query_id, other.connection_id, other.started_at, (other.outcome ?? 'running') as AsyncStatus));
+  return envelope(runningView(other.query_id, other.connection_id, other.started_at, 'running'));
 }
 
 /** POST /query/{queryId}/cancel: aborts the caller's own running statement (cancelled on the
@@ -314,13 +314,12 @@ export async function cancelQuery(svc: Services, principal: Principal, queryId: 
   }
   let other = await findOthersOwned(svc, principal, queryId);
   if (!other) throw new QueryNotFoundError();
-  if (other.outcome === null) {
-    await svc.asyncQueries.shared.requestCancel(queryId);
-    const deadline = Date.now() + CANCEL_WAIT_MS;
-    while (other.outcome === null && Date.now() < deadline) {
-      await sleep(CANCEL_POLL_MS);
-      other = (await svc.asyncQueries.shared.findOther(queryId)) ?? { ...other, outcome: 'canceled' };
-    }
+  await svc.asyncQueries.shared.requestCancel(queryId);
+  const deadline = Date.now() + CANCEL_WAIT_MS;
+  while (other.outcome === null && Date.now() < deadline) {
+    await sleep(CANCEL_POLL_MS);
+    // Gone meanwhile: its process died (or swept it), the statement with it.
+    other = (await svc.asyncQueries.shared.findOther(queryId)) ?? { ...other, outcome: 'canceled' };
   }
   return envelope(runningView(other.query_id, other.connection_id, other.started_at, (other.outcome ?? 'running') as AsyncStatus));
 }
@@ -351,10 +350,13 @@ export async function listRunning(svc: Services, principal: Principal): Promise<
   return mine;
 }
 
-/** Another process's statement, if it is the caller's own (the rule of findOwned). */
+/** Another process's statement still running, if it is the caller's own (the rule of
+ * findOwned). One that ended is unknown, as in this process; an async query's outcome is its
+ * own row's. */
 async function findOthersOwned(svc: Services, principal: Principal, queryId: string): Promise<RunningRow | undefined> {
   const row = await svc.asyncQueries.shared.findOther(queryId);
-  if (!row || row.workspace_id !== principal.workspace.id || row.user_id !== principal.user.id) return undefined;
+  if (!row || row.outcome !== null) return undefined;
+  if (row.workspace_id !== principal.workspace.id || row.user_id !== principal.user.id) return undefined;
   if (!keyAllowsConnection(principal, row.connection_id)) return undefined;
   return row;
 }
