@@ -99,6 +99,8 @@ export const SQLITE_TESTS: readonly string[] = [
 export const INTEGRATION_TESTS: readonly string[] = [
   // dbq store copy into fresh PostgreSQL databases, and dbq serve on the copy.
   'test/store-copy.test.ts',
+  // OAuth 2.1 for agents against real dbq servers over HTTP, SQLite and PostgreSQL stores.
+  'test/oauth-flow.test.ts',
   // dbq secret rotate on SQLite and PostgreSQL stores, with dbq serve on real connections.
   'test/secret-rotate.test.ts',
   'test/ai-builtin.test.ts',
@@ -106,7 +108,6 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/annotations-api.test.ts',
   'test/annotations-cli.test.ts',
   'test/async-query.test.ts',
-  'test/async-cross-process.test.ts',
   'test/async-cross-process.test.ts',
   'test/audit-api.test.ts',
   'test/audit-browser.test.ts',

@@ -89,14 +89,14 @@ function isAdmin(p: Principal): boolean {
 }
 
 /** The CLI reads a file, not a request: its mistakes get the same 400 messages. */
-function parseOr400<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
+export function parseOr400<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
   const result = schema.safeParse(value ?? {});
   if (!result.success) throw zodToInvalidRequest(result.error);
   return result.data;
 }
 
 /** Admins define tools; a tools-only key may run them, not write SQL for them. */
-function guard(author: ToolAuthor): void {
+export function guard(author: ToolAuthor): void {
   if (isOperator(author)) return;
   assertAdmin(author, 'defining curated tools needs an admin key');
 }
@@ -143,14 +143,19 @@ async function liveRows(svc: Services, workspaceId: string): Promise<CuratedTool
   return [...newest.values()].filter((r) => r.deleted_at === null);
 }
 
-async function resolveConnection(svc: Services, author: ToolAuthor, idOrName: string): Promise<StoredConnectionRow> {
+export async function resolveConnection(svc: Services, author: ToolAuthor, idOrName: string): Promise<StoredConnectionRow> {
   return isOperator(author) ? getConnectionRow(svc.db, author.workspace.id, idOrName) : getConnectionFor(svc, author, idOrName);
 }
 
 /** The definition must make sense before it is stored: parameters well formed, every
  * placeholder declared and every parameter used, and the statement one the connection's
  * guard accepts (not valid SQL → 422, refused outright → 400). */
-async function validateDefinition(svc: Services, row: StoredConnectionRow, sql: string, parameters: ToolParameter[]): Promise<void> {
+export async function validateDefinition(
+  svc: Services,
+  row: StoredConnectionRow,
+  sql: string,
+  parameters: ToolParameter[],
+): Promise<'read' | 'write'> {
   await checkParameters(parameters);
   const placeholders = findPlaceholders(sql, row.engine);
   checkPlaceholders(placeholders, parameters);
@@ -158,6 +163,7 @@ async function validateDefinition(svc: Services, row: StoredConnectionRow, sql: 
   const verdict = await decideStatement(svc.readGuards.of(svc.pools.forRead(row)), bound.sql);
   if (verdict.kind === 'rejected') throw new InvalidRequestError(`sql: ${verdict.reason ?? 'Statement rejected'}`, { field: 'sql' });
   if (verdict.kind === 'invalid') throw new QueryFailedError(verdict.reason ?? 'syntax error', verdict.details);
+  return verdict.kind;
 }
 
 function authorWorkspace(author: ToolAuthor): string {
@@ -343,6 +349,23 @@ async function liveRowFor(svc: Services, principal: Principal, name: string): Pr
   return row;
 }
 
+/** The statement a run sends: the caller's `params` checked against the parameters (400
+ * naming `params.<name>`), the caller's own values bound from the principal. */
+export async function bindRun(
+  sql: string,
+  engine: StoredConnectionRow['engine'],
+  parameters: ToolParameter[],
+  params: unknown,
+  principal: Principal,
+): Promise<{ sql: string; params: unknown[] }> {
+  const values = await resolveParamValues(parameters, params);
+  values.set('caller.email', principal.user.email);
+  values.set('caller.userId', principal.user.id);
+  values.set('caller.keyId', principal.apiKey?.id ?? null);
+  const placeholders = findPlaceholders(sql, engine);
+  return bindPlaceholders(sql, engine, placeholders, new Map(parameters.map((p) => [p.name, p.type])), values);
+}
+
 /** Runs a tool with the caller's `params`: checked against the definition (400 naming
  * `params.<name>`), caller values bound from the principal, then runQuery. */
 export async function runTool(
@@ -354,13 +377,7 @@ export async function runTool(
 ): Promise<ToolRunResult> {
   const row = await liveRowFor(svc, principal, name);
   const connection = await getConnectionFor(svc, principal, row.connection_id);
-  const parameters = JSON.parse(row.parameters) as ToolParameter[];
-  const values = await resolveParamValues(parameters, params);
-  values.set('caller.email', principal.user.email);
-  values.set('caller.userId', principal.user.id);
-  values.set('caller.keyId', principal.apiKey?.id ?? null);
-  const placeholders = findPlaceholders(row.sql, connection.engine);
-  const bound = bindPlaceholders(row.sql, connection.engine, placeholders, new Map(parameters.map((p) => [p.name, p.type])), values);
+  const bound = await bindRun(row.sql, connection.engine, JSON.parse(row.parameters) as ToolParameter[], params, principal);
   const tool = { name: row.name, version: Number(row.version) };
   const result = await runQuery(
     svc,

@@ -14,6 +14,7 @@ import {
   updateTool,
   updateToolSchema,
 } from '../../tools/tools.ts';
+import { tryToolDraft } from '../../tools/tool-try.ts';
 import { clientGoneController } from '../../http-kit/client-gone.ts';
 import { ok, parseInput } from '../../http-kit/schema.ts';
 import type { Services } from '../../services.ts';
@@ -43,6 +44,12 @@ export function toolsApiRoutes(app: FastifyInstance, svc: Services): void {
     const { name } = parseInput(nameParams, request.params);
     return ok({ deleted: true, tool: await deleteTool(svc, p, name, actorOf(p, request.ip, 'ui')) });
   });
+
+  // The editor's "Try it" on the unsaved definition (src/tools/tool-try.ts). Registered before
+  // /tools/:name/run's siblings; `try` cannot be a tool's name route as it has no /run.
+  app.post('/tools/try', { schema, config: { countsAgainstPlan: true } }, async (request, reply) =>
+    ok(await tryToolDraft(svc, webPrincipal(request), request.body, { source: 'ui', controller: clientGoneController(request, reply) })),
+  );
 
   app.post('/tools/:name/run', { schema, config: { countsAgainstPlan: true } }, async (request, reply) => {
     const p = webPrincipal(request);

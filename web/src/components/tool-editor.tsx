@@ -5,7 +5,9 @@
 // (the body of POST /api/tools) for pasting one from elsewhere.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, handleSignedOut } from '../api.ts';
+import { ConfirmDialog } from './confirm-dialog.tsx';
 import { ErrorBox } from './layout.tsx';
+import { RunForm, type RunResult } from './tool-run-form.tsx';
 import { SqlEditor, type Dialect, type EditorHandle } from './sql-editor.tsx';
 
 export interface ToolParam {
@@ -298,6 +300,10 @@ export function ToolEditor({
   const [json, setJson] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  /** The draft shown in the "Try it" panel (null: closed); a snapshot, taken when opened. */
+  const [trying, setTrying] = useState<ReturnType<typeof definition> | null>(null);
+  /** Set while the "this changes data" question is open: answers it. */
+  const [confirmWrite, setConfirmWrite] = useState<((run: boolean) => void) | null>(null);
   const editor = useRef<EditorHandle | null>(null);
 
   useEffect(() => {
@@ -358,6 +364,44 @@ export function ToolEditor({
       return;
     }
     void send(definition(), tryIt);
+  };
+
+  /** "Try it": the unsaved definition, run once by POST /ui/api/tools/try. */
+  const openTry = () => {
+    setError(null);
+    if (asJson) {
+      try {
+        setTrying(JSON.parse(json) as ReturnType<typeof definition>);
+      } catch (err) {
+        setError(`The definition is not valid JSON: ${(err as Error).message}`);
+      }
+      return;
+    }
+    const text = editor.current?.getValue() ?? sql;
+    const problem = formProblem({ name: name.trim() || 'draft', connectionId, sql: text, rows, isNew: !tool });
+    if (problem) {
+      setError(problem);
+      return;
+    }
+    setTrying(definition());
+  };
+
+  const tryDraft = async (draft: ReturnType<typeof definition>, params: Record<string, unknown>): Promise<RunResult> => {
+    const body = { tool: draft, params };
+    try {
+      try {
+        return await api.post<RunResult>('/tools/try', body);
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.details?.reason !== 'write_needs_confirmation') throw err;
+        const run = await new Promise<boolean>((resolve) => setConfirmWrite(() => resolve));
+        setConfirmWrite(null);
+        if (!run) throw new Error('Not run: nothing was changed.', { cause: err });
+        return await api.post<RunResult>('/tools/try', { ...body, allowWrite: true });
+      }
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) throw err;
+      throw new Error(refusalInWords(err), { cause: err });
+    }
   };
 
   /** Rows for the placeholders the SQL uses and no row declares yet. */
@@ -463,6 +507,9 @@ export function ToolEditor({
         <button type="submit" class="btn btn-primary" disabled={busy}>
           Save
         </button>
+        <button type="button" class="btn" disabled={busy} onClick={openTry}>
+          Try it
+        </button>
         <button type="button" class="btn" disabled={busy} onClick={save(true)}>
           Save and try it
         </button>
@@ -470,6 +517,34 @@ export function ToolEditor({
           Cancel
         </button>
       </div>
+      {trying && (
+        <section class="tool-try" aria-label="Try the unsaved tool">
+          <div class="tool-editor-head">
+            <h3>Try it (not saved)</h3>
+            <button type="button" class="btn btn-small btn-ghost" onClick={() => setTrying(null)}>
+              Close
+            </button>
+          </div>
+          <p class="muted">Runs this definition once with the values below. Changed the form? Press "Try it" again.</p>
+          <RunForm
+            key={JSON.stringify(trying)}
+            label="Try the unsaved tool"
+            parameters={trying.parameters ?? []}
+            maxRows={trying.maxRows ?? 100}
+            run={(params) => tryDraft(trying, params)}
+          />
+        </section>
+      )}
+      <ConfirmDialog
+        open={confirmWrite !== null}
+        title="Run a statement that changes data?"
+        confirmLabel="Run it"
+        danger
+        onConfirm={() => confirmWrite?.(true)}
+        onCancel={() => confirmWrite?.(false)}
+      >
+        <p>This tool's SQL writes. Trying it changes the database for real; it is not rolled back.</p>
+      </ConfirmDialog>
     </form>
   );
 }
