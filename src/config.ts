@@ -102,6 +102,10 @@ export const SETTINGS = {
     schema: optionalString.refine((v) => v === null || /^https?:\/\/[^/\s]+(\/\S*)?$/.test(v), 'must be an http:// or https:// URL'),
     doc: 'The address people reach the server at (`https://dbq.example.com`); the links the CLI prints start with it.',
   },
+  DBQ_OAUTH_ALLOW_PRIVATE_CLIENT_URLS: {
+    schema: z.enum(['true', 'false']).default('false'),
+    doc: 'Development only: `true` lets an OAuth client ID metadata document (a `client_id` URL) resolve to a loopback, private or link-local address, which is otherwise refused (docs/oauth.md).',
+  },
   DBQ_HISTORY_DAYS: { schema: int(90, 1, 36500), doc: 'Query history retention in days; older entries are deleted hourly.' },
   DBQ_HISTORY_SEARCH_INDEX: {
     schema: z.enum(['on', 'off']).default('on'),
@@ -183,6 +187,8 @@ export interface Config {
   baseDomain: string | null;
   /** DBQ_PUBLIC_URL without a trailing slash. */
   publicUrl: string | null;
+  /** DBQ_OAUTH_ALLOW_PRIVATE_CLIENT_URLS: client metadata URLs may resolve to private addresses. */
+  oauthAllowPrivateClientUrls: boolean;
   historyDays: number;
   historySearchIndex: boolean;
   /** DBQ_AUDIT_DAYS: audit log retention. */
@@ -237,6 +243,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     defaultPlan: s.DBQ_DEFAULT_PLAN,
     baseDomain: s.DBQ_BASE_DOMAIN?.toLowerCase() ?? null,
     publicUrl: s.DBQ_PUBLIC_URL?.replace(/\/+$/, '') ?? null,
+    oauthAllowPrivateClientUrls: s.DBQ_OAUTH_ALLOW_PRIVATE_CLIENT_URLS === 'true',
     historyDays: s.DBQ_HISTORY_DAYS,
     historySearchIndex: s.DBQ_HISTORY_SEARCH_INDEX === 'on',
     auditDays: s.DBQ_AUDIT_DAYS,

@@ -9,6 +9,7 @@ import { auditApiRoutes } from './routes/audit-api.ts';
 import { connectionsApiRoutes } from './routes/connections-api.ts';
 import { consoleApiRoutes } from './routes/console-api.ts';
 import { keysApiRoutes } from './routes/keys-api.ts';
+import { oauthApiRoutes } from './routes/oauth-api.ts';
 import { pageRoutes } from './routes/pages.ts';
 import { passwordApiRoutes } from './routes/password-api.ts';
 import { sessionApiRoutes } from './routes/session-api.ts';
@@ -67,6 +68,7 @@ export function webApp(opts: WebOptions = {}) {
               api.addHook('onRequest', webApiHook(svc));
               sessionApiRoutes(api, svc, limiter);
               keysApiRoutes(api, svc);
+              oauthApiRoutes(api, svc);
               usersApiRoutes(api, svc);
               passwordApiRoutes(api, svc, limiter);
               connectionsApiRoutes(api, svc);

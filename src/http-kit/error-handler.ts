@@ -133,8 +133,9 @@ export function answerFrameworkError(err: FastifyError, request: FastifyRequest,
   void reply.header('x-request-id', request.id).status(dbqErr.status).send(envelopeOf(dbqErr));
 }
 
-/** RFC 9110 §11.6.1: a 401 says how to authenticate. Without it, MCP clients (Inspector, the
- * SDK) take a bare 401 as an invitation to try OAuth discovery, which dbq does not offer. */
+/** RFC 9110 §11.6.1: a 401 says how to authenticate. A failed authentication of /api or MCP
+ * sets its own (src/http-kit/auth.ts: with the RFC 9728 `resource_metadata` an OAuth client
+ * starts from); any other 401 says the scheme. */
 const WWW_AUTHENTICATE = 'Bearer realm="dbq"';
 
 declare module 'fastify' {
@@ -203,8 +204,10 @@ function drainRefusedBody(request: FastifyRequest, reply: FastifyReply): void {
 export function installErrorHandling(app: FastifyInstance): void {
   const allowedMethods = routeMethodIndex(app);
   // Every 401 says the scheme (envelopes are sent from here and from answerFrameworkError).
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (reply.statusCode === 401 && !reply.hasHeader('www-authenticate')) void reply.header('www-authenticate', WWW_AUTHENTICATE);
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode === 401 && !reply.hasHeader('www-authenticate')) {
+      void reply.header('www-authenticate', request.authChallenge ?? WWW_AUTHENTICATE);
+    }
     done(null, payload);
   });
   app.setErrorHandler(async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {

@@ -18,6 +18,8 @@ import { openapiRoute } from './openapi.ts';
 import { keyRoutes } from './keys.ts';
 import { workspaceRoutes } from './workspace.ts';
 import { grantRoutes } from './grants.ts';
+import { oauthGrantRoutes } from './oauth-grants.ts';
+import { oauthServerRoutes } from './oauth-server.ts';
 import { ssoRoutes } from './sso.ts';
 import { annotationRoutes } from './annotations.ts';
 
@@ -41,6 +43,7 @@ const API_ROUTES: ApiRoute[] = [
   grantRoutes,
   auditRoutes,
   toolRoutes,
+  oauthGrantRoutes,
   ssoRoutes,
   annotationRoutes,
 ];
@@ -65,4 +68,7 @@ export async function registerApiRoutes(app: FastifyInstance, svc: Services): Pr
       { prefix },
     );
   }
+  // The workspaces' OAuth authorization servers and resource metadata (outside /api: the
+  // addresses are fixed by RFC 8414 and RFC 9728).
+  await app.register(async (scope) => oauthServerRoutes(scope, svc));
 }
