@@ -24,11 +24,16 @@ export const asyncQueryMigrations: Record<string, Migration> = {
         .addColumn('finished_at', 'text')
         .addColumn('heartbeat_at', 'bigint', (c) => c.notNull())
         .addColumn('expires_at', 'bigint')
-        .addColumn('result_json', 'text')
-        .addColumn('error_json', 'text')
         .addColumn('bytes', 'bigint', (c) => c.notNull().defaultTo(0))
+        // Last: SQLite reads a row's columns in order, through the overflow pages of a large
+        // value, so nothing read without the result sits after it.
+        .addColumn('error_json', 'text')
+        .addColumn('result_json', 'text')
         .execute();
       await db.schema.createIndex('async_queries_expires').on('async_queries').column('expires_at').execute();
+      // The bound on finished results sums their sizes at every finish: from this index alone,
+      // never from the rows holding the results.
+      await db.schema.createIndex('async_queries_finished').on('async_queries').columns(['status', 'query_id', 'bytes']).execute();
       await db.schema
         .createTable('running_queries')
         .addColumn('query_id', 'text', (c) => c.primaryKey())
