@@ -101,8 +101,6 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/store-copy.test.ts',
   // OAuth 2.1 for agents against real dbq servers over HTTP, SQLite and PostgreSQL stores.
   'test/oauth-flow.test.ts',
-  // OAuth 2.1 for agents against real dbq servers over HTTP, SQLite and PostgreSQL stores.
-  'test/oauth-flow.test.ts',
   // dbq secret rotate on SQLite and PostgreSQL stores, with dbq serve on real connections.
   'test/secret-rotate.test.ts',
   'test/ai-builtin.test.ts',
