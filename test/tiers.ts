@@ -110,6 +110,7 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/async-query.test.ts',
   'test/async-cross-process.test.ts',
   'test/audit-api.test.ts',
+  'test/annotations-browser.test.ts',
   'test/audit-browser.test.ts',
   'test/audit-cli.test.ts',
   'test/audit-log.test.ts',

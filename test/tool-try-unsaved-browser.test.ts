@@ -112,7 +112,7 @@ describe('Try it on an unsaved tool', () => {
           headers: { 'content-type': 'application/json', 'x-csrf-token': me.data.csrfToken },
           body: JSON.stringify({ tool: draft, params: { max_price: 30 } }),
         });
-        return { status: res.status, body: await res.json() };
+        return { status: res.status, body: (await res.json()) as { success: boolean } };
       }, READ_DRAFT);
       expect(answer.status).toBe(403);
       expect(answer.body.success).toBe(false);
