@@ -2,6 +2,7 @@ import type { SQLNamespace } from '@codemirror/lang-sql';
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, handleSignedOut } from '../api.ts';
+import { AnnotationsPanel } from '../components/annotations-panel.tsx';
 import { Chart } from '../components/chart.tsx';
 import { Layout } from '../components/layout.tsx';
 import { ResultTable, type Column } from '../components/result-table.tsx';
@@ -405,6 +406,9 @@ export function ConsolePage() {
         </section>
         <div class="console-side">
           <SchemaBrowser tables={tables} noConnections={noConnections} onInsert={(name) => editor.current?.insert(name)} />
+          {connectionId && Array.isArray(tables) && (
+            <AnnotationsPanel connectionId={connectionId} tables={tables} admin={me?.user.role === 'admin'} />
+          )}
           <aside class="history" aria-labelledby="history-title">
             <div class="history-head">
               <h2 id="history-title">History</h2>
