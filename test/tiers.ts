@@ -19,6 +19,8 @@
 export const UNIT_TESTS: readonly string[] = [
   // The builtin AI generator's passes and SQL on a hand-made shop schema; no database.
   'test/ai-build-sql-and-explanation.test.ts',
+  'test/ai-explanations-plain-english.test.ts',
+  'test/ai-long-question-bounded.test.ts',
   'test/ai-parse-aggregates-pass.test.ts',
   'test/ai-parse-assemble.test.ts',
   'test/ai-parse-check-grounds.test.ts',
@@ -58,6 +60,10 @@ export const UNIT_TESTS: readonly string[] = [
 ];
 
 export const SQLITE_TESTS: readonly string[] = [
+  // Single sign-on: a silent or oversized identity provider cannot stall sign-ins (loopback sockets).
+  'test/sso-discovery-bounded.test.ts',
+  // dbq workspace set-sso|show-sso|remove-sso through ./bin/dbq.
+  'test/sso-cli.test.ts',
   'test/history-abandoned-running-failed.test.ts',
   // Its own node:http stand-in for the AI providers on 127.0.0.1, the sample SQLite database.
   'test/ai-providers.test.ts',
@@ -106,11 +112,11 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/ai-builtin.test.ts',
   'test/allowlists.test.ts',
   'test/annotations-api.test.ts',
+  'test/annotations-browser.test.ts',
   'test/annotations-cli.test.ts',
   'test/async-query.test.ts',
   'test/async-cross-process.test.ts',
   'test/audit-api.test.ts',
-  'test/annotations-browser.test.ts',
   'test/audit-browser.test.ts',
   'test/audit-cli.test.ts',
   'test/audit-log.test.ts',
@@ -198,6 +204,8 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/web-passwords-browser.test.ts',
   // Single sign-on through Chromium against a real OIDC provider (oidc-provider) on loopback.
   'test/sso-browser.test.ts',
+  // Single sign-on settings over REST on both stores, password sign-in off.
+  'test/sso-settings.test.ts',
   'test/web-sign-in-redirect.test.ts',
   'test/web-ssh-form.test.ts',
   'test/tool-try-unsaved-browser.test.ts',

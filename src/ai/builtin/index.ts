@@ -15,9 +15,19 @@ import { tokenize } from './text.ts';
 export { SchemaIndex } from './schema-index.ts';
 export type { Plan } from './plan.ts';
 
+/** Words in the longest question the builtin reads. The passes look around each word and
+ * some resolve a mention against the whole question, so their cost grows faster than the
+ * question; a cap keeps a pasted essay (10,000 words) a quick refusal on the event loop. No
+ * question a person asks comes near it. */
+export const MAX_QUESTION_WORDS = 200;
+
 /** Parse a question into a plan (throws GenerationFailedError when it has no grounds). */
 export function planQuestion(question: string, index: SchemaIndex): Plan {
   const tokens = tokenize(question);
+  if (tokens.length > MAX_QUESTION_WORDS)
+    throw new GenerationFailedError(
+      `the question is too long for the builtin generator (${tokens.length} words, at most ${MAX_QUESTION_WORDS})`,
+    );
   const mentions = linkQuestion(tokens, index);
   return parseQuestion(tokens, mentions, index);
 }

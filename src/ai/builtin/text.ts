@@ -235,7 +235,11 @@ export function tokenize(question: string): Token[] {
   const out: Token[] = [];
   for (const m of text.matchAll(TOKEN_RE)) {
     const start = m.index ?? 0;
-    const atStart = out.length === 0 || /[.!?]\s*$/.test(text.slice(0, start));
+    // A sentence starts after . ! or ? and blanks; looked for backwards over the blanks
+    // only (a regex over text.slice(0, start) read the whole prefix per token: quadratic).
+    let back = start - 1;
+    while (back >= 0 && /\s/.test(text[back])) back--;
+    const atStart = out.length === 0 || (back >= 0 && '.!?'.includes(text[back]));
     const push = (raw: string, kind: TokenKind, num?: number): void => {
       const lower = raw.toLowerCase();
       out.push({

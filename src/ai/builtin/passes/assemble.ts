@@ -9,6 +9,7 @@ import type { Aggregate, Condition, Item, Plan } from '../plan.ts';
 import { emptyPlan, measureTable, sameItem } from '../plan.ts';
 import { claim, consume, word, type ParseState } from '../parse-state.ts';
 import { columnInfo, isChildTable, resolveColumn, resolveTable, verbTarget } from '../parse-schema.ts';
+import { AGGREGATE_SHOWN } from './order-by.ts';
 
 export function assemblePlan(state: ParseState): Plan {
   const { tokens, index } = state;
@@ -231,6 +232,14 @@ export function assemblePlan(state: ParseState): Plan {
   // were asked for by name.
   plan.orderBy = [...state.orderBy, ...plan.orderBy];
   for (const o of plan.orderBy) {
+    if (o.item.kind === 'label' && o.item.table === AGGREGATE_SHOWN) {
+      const shown = select.find((s) => s.kind === 'aggregate');
+      o.item =
+        shown ??
+        (state.intent === 'count'
+          ? { kind: 'aggregate', aggregate: { fn: 'count', measure: { kind: 'rows', table: subject } } }
+          : (askedItem ?? { kind: 'label', table: subject }));
+    }
     if (o.item.kind === 'label' && o.item.table === '') o.item = askedItem ?? { kind: 'label', table: subject };
   }
   // With columns named in the question only an aggregate sort key is added ("which city

@@ -37,12 +37,22 @@ export function readEqualities(state: ParseState): void {
     if (m && m.kind === 'column' && m.start === i && !['named', 'called', 'titled'].includes(word(state, i))) {
       const c = resolveColumn(state, m);
       const info = columnInfo(state, c);
-      const k = skipWords(state, m.end, ['of', 'is', 'equal', 'equals', 'to', '=', 'exactly', 'was']);
+      const k = skipWords(state, m.end, ['of', 'is', 'equal', 'equals', 'to', '=', 'exactly', 'was', 'either']);
       const v = numberAt(state, k);
       if (v !== null && (info.numeric || info.year)) {
         claim(state, m);
-        consume(state, m.end, k + 1);
-        addCondition(state, { kind: 'compare', column: c, op: '=', value: v }, i);
+        // "aged either 32 or 33", "3, 4 or 5 stars": alternatives on one column.
+        const values: number[] = [v];
+        let e = k + 1;
+        while (matchWords(state, e, [',|or|and', 'or?']) && numberAt(state, e + matchWords(state, e, [',|or|and', 'or?'])) !== null) {
+          const step = matchWords(state, e, [',|or|and', 'or?']);
+          if (word(state, e) === 'and' && !tokens.slice(e).some((t) => t.lower === 'or')) break;
+          values.push(numberAt(state, e + step)!);
+          e += step + 1;
+        }
+        consume(state, m.end, e);
+        if (values.length > 1) addCondition(state, { kind: 'in', column: c, values, negate: false }, i);
+        else addCondition(state, { kind: 'compare', column: c, op: '=', value: v }, i);
         continue;
       }
       const quoted = tokens[k];

@@ -7,6 +7,9 @@ import { resolveTable } from '../parse-schema.ts';
 
 type Direction = 'ASC' | 'DESC';
 
+/** Placeholder sort key: the aggregate the SELECT list shows (assemble.ts fills it in). */
+export const AGGREGATE_SHOWN = '#aggregate';
+
 const DIRECTION_PHRASES: [string[], Direction][] = [
   [['in', 'reverse|reversed|descending', 'alphabetical|alphabetic|lexicographical|lexicographic|alphabetic', 'order?'], 'DESC'],
   [['in', 'ascending', 'alphabetical|alphabetic|lexicographical|lexicographic', 'order?'], 'ASC'],
@@ -83,6 +86,16 @@ export function readOrderPhrases(state: ParseState): void {
         // The empty table stands for the column asked for; assemble.ts fills it in.
         state.orderBy.push({ item: { kind: 'label', table: state.asked?.kind === 'column' ? '' : (state.subject ?? '') }, dir: d.dir });
         continue;
+      } else if (
+        d.dir &&
+        tokens.slice(i, d.end).some((y) => y.lower === 'first') &&
+        !tokens.slice(i, d.end).some((y) => ['newest', 'latest', 'oldest', 'earliest'].includes(y.lower))
+      ) {
+        // "largest first", "smallest first": the aggregate shown, else what is asked for
+        // (assemble.ts resolves the placeholder once the aggregates are known).
+        consume(state, i, d.end);
+        state.orderBy.push({ item: { kind: 'label', table: AGGREGATE_SHOWN }, dir: d.dir });
+        continue;
       } else if (d.dir && tokens.slice(i, d.end).some((y) => y.lower === 'first')) {
         // "newest first": the date column of the subject.
         const c = dateColumnFor(state, i);
@@ -100,6 +113,19 @@ export function readOrderPhrases(state: ParseState): void {
       } else continue;
     }
     let at = i + n;
+    // "sorted by count", "ordered by the number": the count shown, or the subject's rows.
+    const countAt = skipWords(state, at, ['the', 'their', 'its']);
+    if (['count', 'frequency', 'number', 'size'].includes(word(state, countAt)) && word(state, countAt + 1) !== 'of') {
+      const m = state.mentionAt[countAt];
+      if (!m || m.weak) {
+        if (m) claim(state, m);
+        consume(state, i, countAt + 1);
+        const after = directionAt(state, countAt + 1);
+        if (after.dir) consume(state, countAt + 1, after.end);
+        state.orderBy.push({ item: { kind: 'label', table: AGGREGATE_SHOWN }, dir: directionFirst ?? after.dir ?? 'DESC' });
+        continue;
+      }
+    }
     // "ordered by ascending age": the direction before the key.
     const before = directionAt(state, at);
     if (before.dir && !directionFirst) {
