@@ -5,6 +5,7 @@ import { createWorkspace, listWorkspaces, setWorkspacePlan, PLANS } from '../../
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
 import { cliActor } from '../../audit/audit.ts';
 import { workspaceSettingsCommands } from './workspace-settings.ts';
+import { workspaceSsoCommands } from './workspace-sso.ts';
 
 export function workspaceCommands(program: Command, ctx: CliContext): void {
   const workspace = program.command('workspace').description('manage workspaces');
@@ -50,4 +51,5 @@ export function workspaceCommands(program: Command, ctx: CliContext): void {
       }),
     );
   workspaceSettingsCommands(workspace, ctx);
+  workspaceSsoCommands(workspace, ctx);
 }
