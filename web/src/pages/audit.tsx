@@ -49,8 +49,11 @@ interface Filters {
 }
 const NO_FILTERS: Filters = { action: '', actorId: '', targetId: '', since: '', until: '' };
 
+/** Entries a page shows: a screenful at 1280×800 with the filters above it, not a scroll. */
+const PAGE_SIZE = 25;
+
 function queryOf(f: Filters, cursor: string | null): string {
-  const q = new URLSearchParams({ limit: '50' });
+  const q = new URLSearchParams({ limit: String(PAGE_SIZE) });
   if (f.action) q.set('action', f.action);
   if (f.actorId.trim()) q.set('actorId', f.actorId.trim());
   if (f.targetId.trim()) q.set('targetId', f.targetId.trim());
@@ -87,17 +90,24 @@ export function AuditPage() {
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const [applied, setApplied] = useState<Filters>(NO_FILTERS);
   const [entries, setEntries] = useState<AuditEntry[] | null>(null);
-  const [cursor, setCursor] = useState<string | null>(null);
+  // Page by page, newest first: the cursor each page was read from (null for the first), and
+  // the cursor of the page after the one shown (null when it is the last).
+  const [starts, setStarts] = useState<(string | null)[]>([null]);
+  const [next, setNext] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
-  const load = async (f: Filters, after: string | null) => {
+  /** Shows the page read from `pageStarts`' last cursor. */
+  const load = async (f: Filters, pageStarts: (string | null)[]) => {
     setBusy(true);
     setError(null);
     try {
-      const page = await api.get<{ entries: AuditEntry[]; nextCursor: string | null }>(`/audit?${queryOf(f, after)}`);
-      setEntries((prev) => (after && prev ? [...prev, ...page.entries] : page.entries));
-      setCursor(page.nextCursor);
+      const page = await api.get<{ entries: AuditEntry[]; nextCursor: string | null }>(
+        `/audit?${queryOf(f, pageStarts[pageStarts.length - 1])}`,
+      );
+      setEntries(page.entries);
+      setStarts(pageStarts);
+      setNext(page.nextCursor);
     } catch (err) {
       if (!handleSignedOut(err)) setError(err instanceof ApiError ? err.message : String(err));
     } finally {
@@ -106,18 +116,18 @@ export function AuditPage() {
   };
 
   useEffect(() => {
-    if (me) void load(NO_FILTERS, null);
+    if (me) void load(NO_FILTERS, [null]);
   }, [me]);
 
   const apply = (e: Event) => {
     e.preventDefault();
     setApplied(filters);
-    void load(filters, null);
+    void load(filters, [null]);
   };
   const clear = () => {
     setFilters(NO_FILTERS);
     setApplied(NO_FILTERS);
-    void load(NO_FILTERS, null);
+    void load(NO_FILTERS, [null]);
   };
   const field = (name: keyof Filters) => (e: Event) => setFilters({ ...filters, [name]: (e.currentTarget as HTMLInputElement).value });
 
@@ -213,12 +223,18 @@ export function AuditPage() {
           </table>
         </div>
       )}
-      {cursor && (
-        <p>
-          <button type="button" class="btn" onClick={() => load(applied, cursor)} disabled={busy}>
-            Load more
+      {entries !== null && (starts.length > 1 || next) && (
+        <nav class="form-actions pager" aria-label="Audit pages">
+          <button type="button" class="btn" onClick={() => load(applied, starts.slice(0, -1))} disabled={busy || starts.length === 1}>
+            Newer
           </button>
-        </p>
+          <span class="muted" aria-live="polite">
+            Page {starts.length}
+          </span>
+          <button type="button" class="btn" onClick={() => next && load(applied, [...starts, next])} disabled={busy || !next}>
+            Older
+          </button>
+        </nav>
       )}
     </Layout>
   );
