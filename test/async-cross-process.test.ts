@@ -209,6 +209,20 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       expect(row).toBeUndefined();
     });
 
+    it('fast synchronous statements write nothing to the shared tables (published only past a second)', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 50; i++) {
+        const res = await http('POST', api(a, '/query'), keys.leo, { connectionId: 'pg', sql: `SELECT ${i} AS n` });
+        expect(res.status).toBe(200);
+        ids.push(res.body.data.queryId);
+      }
+      // Past the publishing delay and several ticks of A's timer.
+      await new Promise((r) => setTimeout(r, 1_600));
+      const db = sharedDb(svc.db);
+      expect(await db.selectFrom('running_queries').select('query_id').where('query_id', 'in', ids).execute()).toEqual([]);
+      expect(await db.selectFrom('async_queries').select('query_id').where('query_id', 'in', ids).execute()).toEqual([]);
+    });
+
     it('finished results of both processes together stay within 10,000 entries and the byte budget, oldest first', async () => {
       const db = sharedDb(svc.db);
       const budget = Math.max(256 * 1024 * 1024, 2 * loadConfig({}).maxResultBytes);

@@ -98,6 +98,7 @@ export class SharedRunning {
   private lastHeartbeat = 0;
   private lastSweep = 0;
   private closed = false;
+  private failing = false;
 
   constructor(
     private readonly db: SharedDb,
@@ -171,7 +172,19 @@ export class SharedRunning {
     if (this.ticking || this.closed) return;
     if (this.running.size === 0 && this.published.size === 0 && Date.now() - this.lastSweep < SWEEP_MS) return;
     this.ticking = this.work()
-      .catch((err: unknown) => this.logger?.warn({ err }, 'shared running list: store update failed'))
+      .then(
+        () => {
+          if (!this.failing) return;
+          this.failing = false;
+          this.logger?.info({}, 'shared running list: store updates work again');
+        },
+        (err: unknown) => {
+          // Once per outage, not every TICK_MS; it is retried at the next tick.
+          if (this.failing) return;
+          this.failing = true;
+          this.logger?.warn({ err }, 'shared running list: store update failed; other processes may not see or cancel statements here');
+        },
+      )
       .finally(() => (this.ticking = null));
     return this.ticking;
   }
