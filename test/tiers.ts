@@ -60,6 +60,7 @@ export const UNIT_TESTS: readonly string[] = [
 ];
 
 export const SQLITE_TESTS: readonly string[] = [
+  'test/serve-banner-invoked-command.test.ts',
   // Single sign-on: a silent or oversized identity provider cannot stall sign-ins (loopback sockets).
   'test/sso-discovery-bounded.test.ts',
   // dbq workspace set-sso|show-sso|remove-sso through ./bin/dbq.
@@ -107,6 +108,9 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/store-copy.test.ts',
   // OAuth 2.1 for agents against real dbq servers over HTTP, SQLite and PostgreSQL stores.
   'test/oauth-flow.test.ts',
+  'test/oauth-grant-scope.test.ts',
+  'test/oauth-client-metadata.test.ts',
+  'test/oauth-revocation-cross-process.test.ts',
   // dbq secret rotate on SQLite and PostgreSQL stores, with dbq serve on real connections.
   'test/secret-rotate.test.ts',
   'test/ai-builtin.test.ts',
