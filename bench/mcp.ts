@@ -1,9 +1,10 @@
 // MCP tool-call latency against plain REST, in one process and one run:
 //   node --import tsx bench/mcp.ts [N] [postgres-url]
 // Starts dbq on a temp data dir with a PostgreSQL connection, then times `execute_query
-// SELECT 1` over the HTTP+SSE transport and over Streamable HTTP (the SDK's own clients) and
-// `POST /api/query` with fetch (keep-alive), N sequential calls each after a warm-up. The
-// calls are interleaved one by one (REST, SSE, Streamable, with the order rotating each turn)
+// SELECT 1` over the HTTP+SSE transport and over Streamable HTTP (the SDK's own clients), over
+// the stateless 2026-07-28 revision (SDK v2 client) and `POST /api/query` with fetch
+// (keep-alive), N sequential calls each after a warm-up. The calls are interleaved one by one
+// (REST, SSE, Streamable, 2026-07-28, with the order rotating each turn)
 // so drift — GC, the database, other load on the machine — hits all three alike.
 // Target: an MCP tool call costs at most 1.5x the REST call.
 //
@@ -12,6 +13,14 @@
 // Runs dbq in a child process (test/support/mcp-heap-server.ts, --expose-gc), makes that many
 // `execute_query` calls in one SSE session and then one Streamable HTTP session, and prints
 // the server's heap after GC every 1,000 calls, and once the session is closed.
+//
+// Throughput mode — calls per second and the server's CPU per call, for each MCP revision:
+//   node --import tsx bench/mcp.ts --throughput 3000 [postgres-url]
+// Runs dbq in a child process (test/support/mcp-heap-server.ts) and makes that many sequential
+// `execute_query SELECT 1` calls per mode — REST, the 2024-11-05 HTTP+SSE session, the
+// 2025-11-25 Streamable HTTP session (SDK v1 clients) and the 2026-07-28 stateless revision
+// (SDK v2 client) — in three rounds of blocks, the order rotating, so drift hits all alike.
+// The server's CPU is read from /proc (user + system), so it is the server's alone.
 //
 // Schema-size mode — what schema discovery costs a model, in characters:
 //   node --import tsx bench/mcp.ts --schema-sizes 200 [postgres-url]
@@ -35,14 +44,16 @@ import { closeServices, createServices } from '../src/services.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createUser } from '../src/workspaces/users.ts';
 import { getWorkspace, setWorkspacePlan } from '../src/workspaces/workspaces.ts';
-import { connectSoakClient, isolatedFetch, soak, startHeapServer, type SoakTransport } from '../test/support/mcp-soak.ts';
+import { connectSoakClient, isolatedFetch, soak, startHeapServer, type SoakClient, type SoakTransport } from '../test/support/mcp-soak.ts';
+import { cpuTicks } from '../test/support/processes.ts';
 
 // Positional arguments are what is left once `--name value` options are taken out.
 const positional = process.argv.slice(2).filter((arg, i, all) => !arg.startsWith('--') && !all[i - 1]?.startsWith('--'));
 const SOAK = Number(option('soak', '0'));
 const SCHEMA_TABLES = Number(option('schema-sizes', '0'));
-const N = Number((SOAK || SCHEMA_TABLES ? undefined : positional[0]) ?? 2000);
-const PG_URL = (SOAK || SCHEMA_TABLES ? positional[0] : positional[1]) ?? 'postgres://postgres@127.0.0.1:5432/test';
+const THROUGHPUT = Number(option('throughput', '0'));
+const N = Number((SOAK || SCHEMA_TABLES || THROUGHPUT ? undefined : positional[0]) ?? 2000);
+const PG_URL = (SOAK || SCHEMA_TABLES || THROUGHPUT ? positional[0] : positional[1]) ?? 'postgres://postgres@127.0.0.1:5432/test';
 const WARMUP = 200;
 
 type Call = () => Promise<void>;
@@ -75,9 +86,11 @@ async function main(): Promise<void> {
   await sse.connect(new SSEClientTransport(new URL(`${origin}/sse`), { requestInit: { headers }, fetch: isolatedFetch }));
   const streamable = new Client({ name: 'bench-streamable', version: '1' });
   await streamable.connect(new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { requestInit: { headers }, fetch: isolatedFetch }));
+  const modern = await connectSoakClient('modern', origin, key);
   // listTools once, as clients do, so the clients validate structuredContent like in real use.
   await sse.listTools();
   await streamable.listTools();
+  await modern.listTools();
 
   const tool =
     (client: Client): Call =>
@@ -100,6 +113,7 @@ async function main(): Promise<void> {
     ],
     ['MCP over SSE', tool(sse)],
     ['MCP over Streamable HTTP', tool(streamable)],
+    ['MCP 2026-07-28 stateless', () => soak(modern, 1, args, 1, async () => {})],
   ];
 
   for (const [, call] of modes) for (let i = 0; i < WARMUP; i++) await call();
@@ -133,6 +147,7 @@ async function main(): Promise<void> {
 
   await sse.close();
   await streamable.close();
+  await modern.end();
   await app.close();
   await closeServices(svc);
   fs.rmSync(dataDir, { recursive: true, force: true });
@@ -149,7 +164,7 @@ async function soakMain(): Promise<void> {
   console.log('server heap after GC, MB (growth since the warm-up)\n');
   const server = await startHeapServer(PG_URL);
   try {
-    for (const transport of ['sse', 'streamable'] as SoakTransport[]) {
+    for (const transport of ['sse', 'streamable', 'modern'] as SoakTransport[]) {
       const client = await connectSoakClient(transport, server.origin, server.key);
       await client.listTools();
       const args = { connectionId: 'pg', sql };
@@ -170,14 +185,80 @@ async function soakMain(): Promise<void> {
         );
       });
       const seconds = (performance.now() - t0) / 1000;
-      // A Streamable HTTP session ends with DELETE (client.close() alone leaves it to the idle sweep).
-      if (transport === 'streamable') await (client.transport as StreamableHTTPClientTransport).terminateSession();
-      await client.close();
+      await client.end();
       const { heapUsed } = await server.heap();
       console.log(
         `${''.padEnd(10)} closed ${mb(heapUsed).padStart(7)} ${growth(heapUsed - start).padStart(7)}   (${seconds.toFixed(1)} s, ${(SOAK / seconds).toFixed(0)} calls/s)\n`,
       );
     }
+  } finally {
+    await server.stop();
+  }
+}
+
+async function throughputMain(): Promise<void> {
+  const rounds = 3;
+  const perBlock = Math.ceil(THROUGHPUT / rounds);
+  const server = await startHeapServer(PG_URL);
+  const args = { connectionId: 'pg', sql: 'SELECT 1' };
+  try {
+    const rest = async () => {
+      const res = await fetch(`${server.origin}/api/query`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(args),
+      });
+      if (res.status !== 200) throw new Error(`REST ${res.status}: ${await res.text()}`);
+      await res.json();
+    };
+    const clients: SoakClient[] = [];
+    const mcp = async (transport: SoakTransport): Promise<Call> => {
+      const client = await connectSoakClient(transport, server.origin, server.key);
+      clients.push(client);
+      // As clients do: the list first, so they check structuredContent against it.
+      await client.listTools();
+      return () => soak(client, 1, args, 1, async () => {});
+    };
+    const modes: [string, Call][] = [['REST POST /api/query', rest]];
+    for (const [name, transport] of [
+      ['MCP 2024-11-05 HTTP+SSE session', 'sse'],
+      ['MCP 2025-11-25 Streamable session', 'streamable'],
+      ['MCP 2026-07-28 stateless', 'modern'],
+    ] as const) {
+      // A dbq from before a revision was served (run from an older checkout to compare) skips it.
+      const call = await mcp(transport).catch((err: unknown) => console.log(`${name}: not served (${String(err).slice(0, 80)})`));
+      if (call) modes.push([name, call]);
+    }
+    for (const [, call] of modes) for (let i = 0; i < WARMUP; i++) await call();
+    const totals = new Map(modes.map(([name]) => [name, { calls: 0, ms: 0, ticks: 0 }]));
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < modes.length; k++) {
+        const [name, call] = modes[(round + k) % modes.length];
+        const ticks0 = cpuTicks(server.pid);
+        const t0 = performance.now();
+        for (let i = 0; i < perBlock; i++) await call();
+        const total = totals.get(name)!;
+        total.ms += performance.now() - t0;
+        total.ticks += cpuTicks(server.pid) - ticks0;
+        total.calls += perBlock;
+      }
+    }
+    console.log(
+      `\nexecute_query SELECT 1 on PostgreSQL, ${perBlock * rounds} sequential calls per mode (${rounds} rounds, after ${WARMUP} warm-up), server in its own process, Node ${process.version}\n`,
+    );
+    console.log(`${'mode'.padEnd(36)} ${'calls/s'.padStart(8)} ${'server CPU µs/call'.padStart(19)}  ${'x REST CPU'.padStart(10)}`);
+    const restCpu = (() => {
+      const t = totals.get(modes[0][0])!;
+      return (t.ticks * 10_000) / t.calls;
+    })();
+    for (const [name] of modes) {
+      const t = totals.get(name)!;
+      const cpu = (t.ticks * 10_000) / t.calls;
+      console.log(
+        `${name.padEnd(36)} ${((t.calls / t.ms) * 1000).toFixed(0).padStart(8)} ${cpu.toFixed(0).padStart(19)}  ${(cpu / restCpu).toFixed(2).padStart(9)}x`,
+      );
+    }
+    for (const client of clients) await client.end();
   } finally {
     await server.stop();
   }
@@ -313,7 +394,7 @@ async function schemaSizesMain(): Promise<void> {
   }
 }
 
-(SCHEMA_TABLES ? schemaSizesMain() : SOAK ? soakMain() : main()).catch((err) => {
+(SCHEMA_TABLES ? schemaSizesMain() : SOAK ? soakMain() : THROUGHPUT ? throughputMain() : main()).catch((err) => {
   console.error(err);
   process.exit(1);
 });

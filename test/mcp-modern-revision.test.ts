@@ -5,12 +5,14 @@
 // every request is authenticated on its own; tools/list carries ttlMs with cacheScope private,
 // each key gets its own list (also through a shared client cache partitioned per key); curated
 // tools carry readOnlyHint or destructiveHint from the guard's verdict on their SQL; a tool
-// change reaches an open subscriptions/listen stream.
+// change reaches an open subscriptions/listen stream; each request counts against the plan.
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryResponseCacheStore, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliActor } from '../src/audit/audit.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
+import { setWorkspacePlan } from '../src/workspaces/workspaces.ts';
 import { createMcpHarness, dataOf, eventually, MODERN_REVISION, textOf, type McpHarness } from './support/mcp-harness.ts';
 
 let m: McpHarness;
@@ -238,5 +240,29 @@ describe('list changes', () => {
     // The notification dropped the cached list: the next tools/list asks the server.
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('item_names');
     await subscription.close();
+  });
+});
+
+describe('plan limits on 2026-07-28', () => {
+  it('each request counts against the plan, with RateLimit-* headers, and past the free plan a 429 refuses the call', async () => {
+    await setWorkspacePlan(m.h.svc.db, 'other', 'free', cliActor());
+    const seen: Headers[] = [];
+    const recording: typeof fetch = async (url, init) => {
+      const res = await fetch(url, init);
+      seen.push(res.headers);
+      return res;
+    };
+    const client = await m.connectModern(m.h.otherKey, { workspace: 'other', fetch: recording });
+    dataOf(await client.callTool({ name: 'list_connections', arguments: {} }));
+    // server/discover, then the call
+    expect(seen).toHaveLength(2);
+    for (const h of seen) expect(h.get('ratelimit-limit')).toBe('60');
+    expect(Number(seen[1].get('ratelimit-remaining'))).toBe(58);
+    let refused: unknown = null;
+    for (let i = 0; i < 60 && !refused; i++) {
+      await client.callTool({ name: 'list_connections', arguments: {} }).catch((err: unknown) => (refused = err));
+    }
+    expect(String(refused)).toMatch(/429|Rate limit exceeded/);
+    expect(seen[seen.length - 1].get('retry-after')).toMatch(/^\d+$/);
   });
 });

@@ -7,10 +7,21 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 
 const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'mcp-heap-server.ts');
 
-export type SoakTransport = 'sse' | 'streamable';
+/** `modern`: the 2026-07-28 revision (SDK v2 client, no session); the others 2025-era sessions. */
+export type SoakTransport = 'sse' | 'streamable' | 'modern';
+
+/** What a soak needs of a client, whichever SDK it comes from. */
+export interface SoakClient {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<object>;
+  listTools(): Promise<unknown>;
+  /** Ends the session (a Streamable HTTP one with DELETE: close() alone leaves it to the idle
+   * sweep) and closes the client. */
+  end(): Promise<void>;
+}
 
 // The SDK's client transports pass one connection-wide AbortSignal to every fetch; undici
 // adds an abort listener per request and drops it only at GC, so a long run piles up
@@ -32,6 +43,8 @@ export const isolatedFetch: typeof fetch = async (url, init) => {
 
 export interface HeapServer {
   origin: string;
+  /** The server's process id (for reading its CPU time). */
+  pid: number;
   /** Admin key of workspace `default`. */
   key: string;
   /** The server's heap after garbage collection, in bytes. */
@@ -65,6 +78,7 @@ export async function startHeapServer(pgUrl?: string): Promise<HeapServer> {
   const { origin, key } = await next<{ origin: string; key: string }>('ready');
   return {
     origin,
+    pid: child.pid!,
     key,
     async heap() {
       const reply = next<{ heapUsed: number; rss: number }>('heap');
@@ -87,28 +101,40 @@ export async function startHeapServer(pgUrl?: string): Promise<HeapServer> {
   };
 }
 
-/** An SDK client on one session of `transport`, its requests isolated from the transport's signal. */
-export async function connectSoakClient(transport: SoakTransport, origin: string, key: string): Promise<Client> {
+/** An SDK client on one session of `transport` (or, `modern`, a v2 client pinned to 2026-07-28),
+ * its requests isolated from the transport's signal. */
+export async function connectSoakClient(transport: SoakTransport, origin: string, key: string): Promise<SoakClient> {
   const requestInit = { headers: { authorization: `Bearer ${key}` } };
+  if (transport === 'modern') {
+    const client = new ModernClient({ name: 'soak-modern', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new ModernTransport(new URL(`${origin}/mcp`), { requestInit, fetch: isolatedFetch }));
+    return Object.assign(client, { end: () => client.close() });
+  }
   const client = new Client({ name: `soak-${transport}`, version: '1' });
   if (transport === 'sse') {
     await client.connect(new SSEClientTransport(new URL(`${origin}/sse`), { requestInit, fetch: isolatedFetch }));
-  } else {
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { requestInit, fetch: isolatedFetch }));
+    return Object.assign(client, { end: () => client.close() });
   }
-  return client;
+  const streamable = new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { requestInit, fetch: isolatedFetch });
+  await client.connect(streamable);
+  return Object.assign(client, {
+    end: async () => {
+      await streamable.terminateSession().catch(() => {});
+      await client.close();
+    },
+  });
 }
 
 /** `n` sequential `execute_query` calls with `args`; `onEvery(done)` after each `every` calls. */
 export async function soak(
-  client: Client,
+  client: SoakClient,
   n: number,
   args: Record<string, unknown>,
   every: number,
   onEvery: (done: number) => Promise<void>,
 ): Promise<void> {
   for (let i = 1; i <= n; i++) {
-    const res = await client.callTool({ name: 'execute_query', arguments: args });
+    const res = (await client.callTool({ name: 'execute_query', arguments: args })) as { isError?: boolean; content?: unknown };
     if (res.isError) throw new Error(`call ${i}: ${JSON.stringify(res.content)}`);
     if (i % every === 0) await onEvery(i);
   }
