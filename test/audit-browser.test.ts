@@ -89,7 +89,7 @@ describe('audit log page', () => {
     const first = await idsShown();
     expect(first).toHaveLength(25);
     // One screen, about: the filters, 25 entries and the pager (it was ~3,100 px with 50 and "Load more").
-    expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThan(2_200);
+    expect(await (page.evaluate('document.documentElement.scrollHeight') as Promise<number>)).toBeLessThan(2_200);
     expect(await pager.getByRole('button', { name: 'Newer' }).isDisabled()).toBe(true);
     const seen = [...first];
     for (let n = 2; !(await older.isDisabled()); n++) {
