@@ -46,7 +46,12 @@ describe('401 says how to authenticate', () => {
     it(`${method} ${url}`, async () => {
       const res = await h.call(method, url, method === 'POST' ? 'dbq_bogus' : null, method === 'POST' ? {} : undefined);
       expect(res.status, JSON.stringify(res.body)).toBe(401);
-      expect(res.headers['www-authenticate']).toBe('Bearer realm="dbq"');
+      // /api and MCP also name their OAuth resource metadata (RFC 9728; test/oauth-flow.test.ts).
+      const resource = url.startsWith('/api') ? 'api' : url.startsWith('/ui/') ? null : 'mcp';
+      const expected = resource
+        ? `Bearer realm="dbq"${method === 'POST' ? ', error="invalid_token"' : ''}, resource_metadata="http://localhost:80/.well-known/oauth-protected-resource/${resource}"`
+        : 'Bearer realm="dbq"';
+      expect(res.headers['www-authenticate']).toBe(expected);
     });
   }
 });

@@ -111,6 +111,9 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/oauth-grant-scope.test.ts',
   'test/oauth-client-metadata.test.ts',
   'test/oauth-revocation-cross-process.test.ts',
+  'test/oauth-grant-scope.test.ts',
+  'test/oauth-client-metadata.test.ts',
+  'test/oauth-revocation-cross-process.test.ts',
   // dbq secret rotate on SQLite and PostgreSQL stores, with dbq serve on real connections.
   'test/secret-rotate.test.ts',
   'test/ai-builtin.test.ts',

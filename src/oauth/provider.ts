@@ -52,8 +52,26 @@ interface Ctx {
   };
 }
 
+/** Client metadata URLs whose last fetch failed, refused without a fetch for FAILED_FOR_MS. */
+class FailedDocuments {
+  private readonly at = new Map<string, number>();
+  note(url: string): void {
+    if (this.at.size >= 1_000) this.at.clear();
+    this.at.set(url, Date.now());
+  }
+  recent(url: string): boolean {
+    const when = this.at.get(url);
+    if (when === undefined) return false;
+    if (Date.now() - when < FAILED_FOR_MS) return true;
+    this.at.delete(url);
+    return false;
+  }
+}
+const FAILED_FOR_MS = 30_000;
+
 export class OAuthServers {
   private readonly providers = new Map<string, Provider>();
+  private readonly failedDocuments = new FailedDocuments();
   private readonly cookieKeys: string[];
   private jwks: { keys: object[] } | null = null;
 
@@ -198,6 +216,7 @@ export class OAuthServers {
           enabled: true,
           ack: 'draft-02',
           cacheDuration: { min: 30, max: 86_400 },
+          allowFetch: async (_ctx: unknown, clientId: string) => !this.failedDocuments.recent(clientId),
         },
       },
       ttl: {
@@ -209,10 +228,19 @@ export class OAuthServers {
         RefreshToken: REFRESH_TOKEN_TTL_S,
       },
       // The library sets a dispatcher that refuses special-use addresses; the development
-      // switch drops it (the timeout and body limit stay).
-      fetch: (url: string, options: RequestInit & { dispatcher?: unknown }) => {
+      // switch drops it (the timeout and body limit stay). A document that failed (no answer in
+      // time, refused, not 200) is not fetched again for a while: the library resolves a client
+      // more than once per request, and each try could cost its full timeout.
+      fetch: async (url: string, options: RequestInit & { dispatcher?: unknown }) => {
         if (allowPrivate) delete options.dispatcher;
-        return globalThis.fetch(url, options);
+        try {
+          const res = await globalThis.fetch(url, options);
+          if (res.status !== 200) this.failedDocuments.note(url);
+          return res;
+        } catch (err) {
+          this.failedDocuments.note(url);
+          throw err;
+        }
       },
       renderError: async (ctx: { type: string; body: unknown }, out: Record<string, unknown>) => {
         ctx.type = 'json';

@@ -42,7 +42,7 @@ export async function discover(resourceUrl: string): Promise<{ challenge: string
   const challenge = unauth.headers.get('www-authenticate') ?? '';
   const prmUrl = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
   if (!prmUrl) throw new Error(`no resource_metadata in ${challenge}`);
-  const prm = await (await fetch(prmUrl)).json();
+  const prm = (await (await fetch(prmUrl)).json()) as any;
   const issuer = new URL(prm.authorization_servers[0]);
   const asUrl = `${issuer.origin}/.well-known/oauth-authorization-server${issuer.pathname === '/' ? '' : issuer.pathname}`;
   const asRes = await fetch(asUrl);
@@ -192,4 +192,31 @@ export async function tokenRequest(as: Metadata, params: Record<string, string>)
     body: new URLSearchParams(params).toString(),
   });
   return { status: res.status, body: await res.json() };
+}
+
+/** A listening harness app's origin. */
+export async function listenOn(app: {
+  listen(o: { port: number; host: string }): Promise<unknown>;
+  server: { address(): unknown };
+}): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address() as { port: number } | null;
+  if (!address) throw new Error('no address');
+  return `http://127.0.0.1:${address.port}`;
+}
+
+/** Authorization through consent and the code exchange: the token response. */
+export async function obtainTokens(
+  o: AuthorizeOptions & { workspaceUrl: string; session: Session; allow?: Allow },
+): Promise<{ access_token: string; refresh_token?: string; scope: string }> {
+  const { code, verifier } = await authorize(o);
+  const res = await tokenRequest(o.as, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: o.redirectUri,
+    client_id: o.clientId,
+    code_verifier: verifier,
+  });
+  if (res.status !== 200) throw new Error(`token: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
 }
