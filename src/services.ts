@@ -7,7 +7,7 @@ import type { Config } from './config.ts';
 import { toEngineConfig, fieldsOf, readFieldsOf, workspaceSlugOf } from './connections/connections.ts';
 import { PoolRegistry } from './connections/pool-registry.ts';
 import { parseConnectionTargets, pinConnectionTarget, type ConnectionTargets } from './connections/connection-targets.ts';
-import { createSecretBox, loadSecretKey, type SecretBox } from './secrets/secret-box.ts';
+import { loadSecretBox, loadSecretKey, type SecretBox } from './secrets/secret-box.ts';
 import { workspaceSqliteDir } from './sqlite-files/sqlite-path.ts';
 import { upgradeSqliteDir } from './sqlite-files/sqlite-upgrade.ts';
 import { InternalError } from './errors.ts';
@@ -80,7 +80,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   await ensureDefaultWorkspace(store.db, config.defaultPlan);
   await upgradeSqliteDir(store.db, config.sqliteDir, logger);
   const secretKey = loadSecretKey(config.secretKey, config.dataDir);
-  const secretBox = createSecretBox(secretKey);
+  // Follows the data dir's key files through a `dbq secret rotate` (secret-box.ts).
+  const secretBox = loadSecretBox(config.secretKey, config.dataDir);
   const engineOptions = (row: ConnectionRow) => ({
     sqliteWorkspaceDir: row.engine === 'sqlite' ? workspaceSqliteDir(config.sqliteDir, slugOf(row)) : null,
     maxConnections: row.max_connections,

@@ -37,7 +37,7 @@ beforeAll(async () => {
 });
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-describe('dbq migrate status', () => {
+describe('dbq migrate status', { timeout: 120_000 }, () => {
   it('lists every known migration as applied on a current store, none pending', async () => {
     const res = await runDbq(dataDir, ['migrate', 'status', '--json']);
     expect(res.code, res.stderr).toBe(0);
@@ -75,7 +75,7 @@ describe('dbq migrate status', () => {
   });
 });
 
-describe('a store newer than the code', () => {
+describe('a store newer than the code', { timeout: 120_000 }, () => {
   const future = '9999_from_a_newer_dbq';
 
   beforeAll(() => write('insert into dbq_migrations (name, timestamp) values (?, ?)', future, new Date().toISOString()));

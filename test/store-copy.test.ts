@@ -88,7 +88,7 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe('dbq store copy', () => {
+describe('dbq store copy', { timeout: 120_000 }, () => {
   it('copies every table into an empty PostgreSQL store, counts printed and equal, and dbq serves the copy', async () => {
     const url = await fresh();
     const before = sqliteCounts();

@@ -70,6 +70,8 @@ export const SQLITE_TESTS: readonly string[] = [
   'test/ai-providers.test.ts',
   // Annotations in /ai/generate: the builtin on a SQLite file, an OpenAI stand-in on 127.0.0.1.
   'test/annotations-ai.test.ts',
+  // A 200-table schema through the OpenAI provider's stand-in on 127.0.0.1 and the sample database.
+  'test/annotations-large-schema.test.ts',
   'test/audit-web.test.ts',
   // dbq backup/restore in child processes on SQLite stores; the PostgreSQL refusal dials nothing.
   'test/backup-restore-cli.test.ts',
@@ -111,11 +113,10 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/oauth-grant-scope.test.ts',
   'test/oauth-client-metadata.test.ts',
   'test/oauth-revocation-cross-process.test.ts',
-  'test/oauth-grant-scope.test.ts',
-  'test/oauth-client-metadata.test.ts',
-  'test/oauth-revocation-cross-process.test.ts',
   // dbq secret rotate on SQLite and PostgreSQL stores, with dbq serve on real connections.
   'test/secret-rotate.test.ts',
+  // A private PostgreSQL cluster with ssl=on and certificates made by openssl in the test.
+  'test/db-tls-ca.test.ts',
   'test/ai-builtin.test.ts',
   'test/allowlists.test.ts',
   'test/annotations-api.test.ts',

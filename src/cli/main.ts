@@ -14,6 +14,7 @@ import { keyCommands } from './commands/key.ts';
 import { toolCommands } from './commands/tool.ts';
 import { mcpCommands } from './commands/mcp.ts';
 import { migrateCommands } from './commands/migrate.ts';
+import { secretCommands } from './commands/secret.ts';
 import { storeCommands } from './commands/store.ts';
 import { userCommands } from './commands/user.ts';
 import { workspaceCommands } from './commands/workspace.ts';
@@ -68,6 +69,7 @@ function buildCli(): Command {
   backupCommands(program, ctx);
   migrateCommands(program, ctx);
   storeCommands(program, ctx);
+  secretCommands(program, ctx);
   mcpCommands(program);
   markRequired(program);
   return program;
