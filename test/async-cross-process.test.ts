@@ -5,7 +5,9 @@
 // is polled, listed and cancelled through B, and the statement is seen stopping on the
 // database server. Results expire after DBQ_RESULT_TTL on both, and the bound on finished
 // results (today's: 10,000 entries and max(256 MiB, 2 × DBQ_MAX_RESULT_BYTES)) holds for the
-// results of both processes together. A process that dies leaves its query `failed`.
+// results of both processes together. Fast synchronous statements write nothing there. A
+// process that dies leaves its query `failed`; one stopped stores the outcome of the query
+// its shutdown cut, for a process started meanwhile to answer.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +30,8 @@ for (const kind of ['sqlite', 'postgres'] as const) {
   describe(`${kind} store, two processes, no affinity`, () => {
     let a: DbqProcess;
     let b: DbqProcess;
+    let c: DbqProcess | undefined;
+    let envOf: (dir: string) => Record<string, string>;
     let svc: Services;
     let pgc: pg.Client;
     let dropStore: (() => Promise<void>) | null = null;
@@ -41,6 +45,8 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         DBQ_DATA_DIR: dataDir,
         DBQ_SECRET_KEY: randomBytes(32).toString('hex'),
         DBQ_RESULT_TTL: String(TTL_SECONDS),
+        // A stop cuts running statements after a second (the last test).
+        DBQ_SHUTDOWN_GRACE_MS: '1000',
         DBQ_LOG_LEVEL: 'warn',
       };
       if (kind === 'postgres') {
@@ -66,6 +72,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const dirA = kind === 'postgres' ? tempDir() : dataDir;
       const dirB = kind === 'postgres' ? tempDir() : dataDir;
       if (kind === 'postgres') dirs.push(dirA, dirB);
+      envOf = (dir) => ({ ...env, DBQ_DATA_DIR: kind === 'postgres' ? dir : dataDir });
       [a, b] = await Promise.all([startDbq({ ...env, DBQ_DATA_DIR: dirA }), startDbq({ ...env, DBQ_DATA_DIR: dirB })]);
       const created = await http('POST', `${a.url}/w/acme/api/connections`, keys.ana, { name: 'pg', url: PG_URL });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -74,7 +81,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     }, 90_000);
 
     afterAll(async () => {
-      await Promise.all([a?.stop(), b?.stop()]);
+      await Promise.all([a?.stop(), b?.stop(), c?.stop()]);
       await pgc?.end();
       if (svc) await closeServices(svc);
       await dropStore?.();
@@ -305,5 +312,20 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       expect(done).toMatchObject({ status: 'failed', error: { code: 'internal_error', message: expect.stringContaining('stopped') } });
       expect((await http('GET', api(b, '/query/running'), keys.ana)).body.data.queries.map((q: any) => q.queryId)).not.toContain(id);
     }, 30_000);
+
+    it('a process stopped (SIGTERM) cuts its async query after the grace period and stores the outcome; a process started meanwhile reads it', async () => {
+      // As in a rolling restart: the new process is up before the old one stops.
+      const dir = tempDir();
+      dirs.push(dir);
+      c = await startDbq(envOf(dir));
+      const marker = `xproc_stop_${kind}_${Date.now()}`;
+      const res = await submit(b, keys.ana, `SELECT pg_sleep(30) /* ${marker} */`);
+      const id = res.body.data.queryId;
+      await until('the statement to run', () => onServer(marker), 5_000);
+      await b.stop();
+      const state = (await http('GET', api(c, `/query/${id}`), keys.ana)).body.data;
+      expect(state).toMatchObject({ queryId: id, status: 'failed', error: { code: 'shutting_down' }, finishedAt: expect.any(String) });
+      await until('the statement to leave the server', async () => !(await onServer(marker)), 2_000);
+    }, 60_000);
   });
 }
