@@ -266,3 +266,19 @@ describe('plan limits on 2026-07-28', () => {
     expect(seen[seen.length - 1].get('retry-after')).toMatch(/^\d+$/);
   });
 });
+
+describe('shutdown', () => {
+  it('an open subscriptions/listen stream does not hold the server up: closing it ends the stream', async () => {
+    const own = await createMcpHarness();
+    try {
+      const client = await own.connectModern(own.h.adminKey);
+      const subscription = await client.listen({ toolsListChanged: true });
+      const started = performance.now();
+      await own.app.close();
+      expect(performance.now() - started).toBeLessThan(3_000);
+      expect(['graceful', 'remote']).toContain(await subscription.closed);
+    } finally {
+      await own.close();
+    }
+  });
+});
