@@ -190,22 +190,24 @@ export function OAuthConsentPage() {
                 {forcedReadOnly ? '(your role is read only)' : '(the app may run reads only, whatever your role)'}
               </small>
             </label>
-            <ChoiceList
-              legend="Connections"
-              allLabel="Every connection you may use"
-              items={req.connections.map((c) => ({ value: c.id, label: c.name }))}
-              value={connections}
-              onChange={setConnections}
-            />
-            {req.tools.length > 0 && (
+            <div class="consent-choices">
               <ChoiceList
-                legend="Tools"
-                allLabel="Every curated tool"
-                items={req.tools.map((t) => ({ value: t.name, label: t.name, title: t.description }))}
-                value={tools}
-                onChange={setTools}
+                legend="Connections"
+                allLabel="Every connection you may use"
+                items={req.connections.map((c) => ({ value: c.id, label: c.name }))}
+                value={connections}
+                onChange={setConnections}
               />
-            )}
+              {req.tools.length > 0 && (
+                <ChoiceList
+                  legend="Tools"
+                  allLabel="Every curated tool"
+                  items={req.tools.map((t) => ({ value: t.name, label: t.name, title: t.description }))}
+                  value={tools}
+                  onChange={setTools}
+                />
+              )}
+            </div>
             <label class="field consent-days">
               <span>Expires in (days)</span>
               <input
