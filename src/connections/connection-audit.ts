@@ -23,6 +23,9 @@ export interface ConnectionSecrets {
   readPassword: string | null;
   sshPrivateKey: string | null;
   sshPassword: string | null;
+  sslCa: string | null;
+  sslCert: string | null;
+  sslKey: string | null;
 }
 
 export function secretsOf(fields: ConnectionFields, reader: ReaderCredentials | null): ConnectionSecrets {
@@ -31,6 +34,9 @@ export function secretsOf(fields: ConnectionFields, reader: ReaderCredentials | 
     readPassword: reader?.password ?? null,
     sshPrivateKey: fields.ssh?.privateKey ?? null,
     sshPassword: fields.ssh?.password ?? null,
+    sslCa: fields.tls?.ca ?? null,
+    sslCert: fields.tls?.cert ?? null,
+    sslKey: fields.tls?.key ?? null,
   };
 }
 

@@ -29,6 +29,11 @@ interface Secrets {
   readPassword?: string;
   sshPrivateKey?: string;
   sshPassword?: string;
+  // TLS: the CA is not secret, but it decides whom dbq trusts, so it is sealed (bound to the
+  // row) with the client key rather than left editable in a plain column.
+  sslCa?: string;
+  sslCert?: string;
+  sslKey?: string;
 }
 
 export function sealSecrets(secretBox: SecretBox, id: string, fields: ConnectionFields, readPassword: string | null): string | null {
@@ -37,6 +42,9 @@ export function sealSecrets(secretBox: SecretBox, id: string, fields: Connection
   if (readPassword) secrets.readPassword = readPassword;
   if (fields.ssh?.privateKey) secrets.sshPrivateKey = fields.ssh.privateKey;
   if (fields.ssh?.password) secrets.sshPassword = fields.ssh.password;
+  if (fields.tls?.ca) secrets.sslCa = fields.tls.ca;
+  if (fields.tls?.cert) secrets.sslCert = fields.tls.cert;
+  if (fields.tls?.key) secrets.sslKey = fields.tls.key;
   if (Object.keys(secrets).length === 0) return null;
   return secretBox.seal(JSON.stringify(secrets), id);
 }
@@ -63,6 +71,10 @@ export function fieldsOf(row: ConnectionRow, secretBox: SecretBox): ConnectionFi
     password: secrets.password ?? null,
     ssl: row.ssl === 1,
     ssh: ssh ? { ...ssh, privateKey: secrets.sshPrivateKey ?? null, password: secrets.sshPassword ?? null } : null,
+    tls:
+      secrets.sslCa || secrets.sslCert || secrets.sslKey
+        ? { ca: secrets.sslCa ?? null, cert: secrets.sslCert ?? null, key: secrets.sslKey ?? null }
+        : null,
   };
 }
 
@@ -97,6 +109,7 @@ export function toEngineConfig(
     user: fields.user,
     password: fields.password,
     ssl: fields.ssl,
+    tls: fields.ssl ? (fields.tls ?? null) : null,
     ssh: fields.ssh ?? null,
     maxConnections: opts.maxConnections,
     acquireTimeoutMs: opts.acquireTimeoutMs,

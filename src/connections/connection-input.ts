@@ -1,11 +1,12 @@
 // What a caller may send for a connection, resolved into settings: the URL or the separate
 // fields, the SSH bastion and the reader credentials, each refused with a message naming the
 // field. Split from connections.ts (storage and the public record).
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { InvalidRequestError } from '../errors.ts';
 import { parseHostKey } from '../engines/ssh/ssh-host-key.ts';
 import type { SshSettings } from '../engines/ssh/ssh-tunnel.ts';
 import type { AdHocConnectionInput, ReaderCredentials } from './connections.ts';
-import { parseConnectionUrl, type ConnectionFields } from './connection-url.ts';
+import { parseConnectionUrl, type ConnectionFields, type TlsMaterial } from './connection-url.ts';
 
 /** A NUL character in a connection string was once saved as given: drivers and C libraries
  * (libpq, the SQLite file API) cut a string at NUL, so what is stored is not what is dialled.
@@ -45,6 +46,21 @@ export function resolveSettings(input: AdHocConnectionInput, base?: ConnectionFi
   // A new URL or engine keeps the bastion unless the body changes it.
   fields.ssh = fields.ssh ?? base?.ssh ?? null;
   if (input.ssh !== undefined) fields.ssh = input.ssh === null ? null : resolveSsh(input.ssh, base?.ssh ?? null);
+  fields.tls = resolveTls(input, fields.tls ?? base?.tls ?? null);
+  if (fields.tls) {
+    const field = input.sslCa ? 'sslCa' : input.sslCert ? 'sslCert' : 'sslKey';
+    if (fields.engine === 'sqlite') throw new InvalidRequestError(`${field} does not apply to sqlite connections`, { field });
+    if (input.ssl === false) {
+      throw new InvalidRequestError(
+        'ssl: false with a CA or client certificate: remove them (sslCa, sslCert, sslKey: null) to connect without TLS',
+        {
+          field: 'ssl',
+        },
+      );
+    }
+    // A CA or client certificate only means something over TLS: giving one asks for it.
+    fields.ssl = true;
+  }
   if (fields.engine === 'sqlite') {
     if (input.ssh) throw new InvalidRequestError('ssh does not apply to sqlite connections', { field: 'ssh' });
     fields.ssh = null;
@@ -59,6 +75,51 @@ export function resolveSettings(input: AdHocConnectionInput, base?: ConnectionFi
   }
   if (!fields.database) throw new InvalidRequestError('database is required', { field: 'database' });
   return fields;
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+-----END CERTIFICATE-----/g;
+
+/** The certificates of a PEM text, each parsed; the field named when one is not. Messages never
+ * carry the text. */
+function checkCertificates(pem: string, field: string): X509Certificate[] {
+  const blocks = pem.match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) throw new InvalidRequestError(`${field} must be PEM text (-----BEGIN CERTIFICATE----- …)`, { field });
+  return blocks.map((block) => {
+    try {
+      return new X509Certificate(block);
+    } catch {
+      throw new InvalidRequestError(`${field} holds a certificate that cannot be read`, { field });
+    }
+  });
+}
+
+/** The TLS material a body leaves the connection with: `kept` unless the body sets or removes
+ * (null) a part of it. A client certificate and its key go together and must match. */
+function resolveTls(input: AdHocConnectionInput, kept: TlsMaterial | null): TlsMaterial | null {
+  if (input.sslCa === undefined && input.sslCert === undefined && input.sslKey === undefined) return kept;
+  const next: TlsMaterial = { ca: kept?.ca ?? null, cert: kept?.cert ?? null, key: kept?.key ?? null };
+  if (input.sslCa !== undefined) {
+    if (input.sslCa !== null) checkCertificates(input.sslCa, 'sslCa');
+    next.ca = input.sslCa;
+  }
+  if (input.sslCert !== undefined) next.cert = input.sslCert;
+  if (input.sslKey !== undefined) next.key = input.sslKey;
+  if (Boolean(next.cert) !== Boolean(next.key)) {
+    const field = next.cert ? 'sslKey' : 'sslCert';
+    throw new InvalidRequestError('sslCert and sslKey go together: give both, or remove both (null)', { field });
+  }
+  if (next.cert && next.key && (input.sslCert !== undefined || input.sslKey !== undefined)) {
+    const [cert] = checkCertificates(next.cert, 'sslCert');
+    let key;
+    try {
+      key = createPrivateKey(next.key);
+    } catch {
+      throw new InvalidRequestError('sslKey must be an unencrypted PEM private key (-----BEGIN … PRIVATE KEY-----)', { field: 'sslKey' });
+    }
+    if (!cert!.checkPrivateKey(key))
+      throw new InvalidRequestError("sslKey is not the private key of sslCert's certificate", { field: 'sslKey' });
+  }
+  return next.ca || next.cert ? next : null;
 }
 
 type SshInput = NonNullable<AdHocConnectionInput['ssh']>;

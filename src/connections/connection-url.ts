@@ -15,6 +15,17 @@ export interface ConnectionFields {
   ssl: boolean;
   /** The SSH bastion host:port is reached through; absent or null: dialled directly. */
   ssh?: SshSettings | null;
+  /** PEM text a TLS connection verifies and identifies with (sealed with the password); absent
+   * or null: the system's CAs, no client certificate. */
+  tls?: TlsMaterial | null;
+}
+
+/** A CA to verify the server's certificate against (instead of the system's), and a client
+ * certificate with its key; each PEM text, never a path. */
+export interface TlsMaterial {
+  ca: string | null;
+  cert: string | null;
+  key: string | null;
 }
 
 const DEFAULT_PORT: Record<EngineName, number | null> = { postgres: 5432, mysql: 3306, sqlite: null };
@@ -48,6 +59,12 @@ export function parseConnectionUrl(url: string): ConnectionFields {
   if (!database) bad('url needs a database name after the host');
   let ssl = false;
   for (const [key, value] of parsed.searchParams) {
+    if (key === 'sslrootcert' || key === 'sslcert' || key === 'sslkey' || key === 'ssl-ca') {
+      // Paths on dbq's own disk, never taken from a record: the PEM text goes in its own field.
+      bad(
+        `url parameter "${key}" is not supported: give the PEM text as sslCa, sslCert and sslKey (CLI: --ssl-ca-file, --ssl-cert-file, --ssl-key-file)`,
+      );
+    }
     if (key !== 'sslmode' && key !== 'ssl') bad(`url parameter "${key}" is not supported`);
     const v = value.toLowerCase();
     if (SSL_ON.has(v)) ssl = true;

@@ -71,6 +71,17 @@ export const connectionSettingsShape = {
   user: z.string().max(255).optional(),
   password: z.string().max(4096).nullable().optional(),
   ssl: z.boolean().optional(),
+  // TLS with a CA of the connection's own (verify-full against it) and a client certificate:
+  // PEM text, sealed with the password, never shown back; null removes it.
+  sslCa: z
+    .string()
+    .min(1)
+    .max(65536)
+    .nullable()
+    .optional()
+    .describe("PEM of the CA(s) the server's certificate must chain to, instead of the system's; implies ssl; write-only"),
+  sslCert: z.string().min(1).max(65536).nullable().optional().describe('PEM client certificate, with sslKey; write-only'),
+  sslKey: z.string().min(1).max(65536).nullable().optional().describe('PEM private key of sslCert, unencrypted; write-only'),
   readOnly: z.boolean().optional(),
   maxConnections: z.number().int().min(1).max(100).optional(),
   // Reader credentials: a URL of the same engine, host and database (only its user and

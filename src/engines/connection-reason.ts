@@ -26,6 +26,24 @@ interface ErrorFields {
   sqlMessage?: unknown;
 }
 
+/** Node's TLS verification failures, in words an operator can act on: the driver's own text
+ * ("self-signed certificate in certificate chain") does not say which setting decides. */
+const TLS_REFUSALS: Record<string, string> = {
+  SELF_SIGNED_CERT_IN_CHAIN:
+    "the server's certificate does not chain to a trusted CA (the connection's sslCa, or the system CAs without one)",
+  DEPTH_ZERO_SELF_SIGNED_CERT: "the server's certificate is self-signed and not trusted (give its CA as sslCa)",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    "the server's certificate does not chain to a trusted CA (the connection's sslCa, or the system CAs without one)",
+  UNABLE_TO_GET_ISSUER_CERT:
+    "the server's certificate does not chain to a trusted CA (the connection's sslCa, or the system CAs without one)",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    "the server's certificate does not chain to a trusted CA (the connection's sslCa, or the system CAs without one)",
+  CERT_SIGNATURE_FAILURE: "the server's certificate does not chain to a trusted CA (the connection's sslCa, or the system CAs without one)",
+  ERR_TLS_CERT_ALTNAME_INVALID: "the server's certificate is not issued for the host name the connection dials",
+  CERT_HAS_EXPIRED: "the server's certificate has expired",
+  CERT_NOT_YET_VALID: "the server's certificate is not valid yet",
+};
+
 export function connectionReason(err: unknown): string {
   if (err instanceof AggregateError && err.errors.length > 0) {
     // Node's happy-eyeballs connect (localhost → ::1 and 127.0.0.1) fails with an empty
@@ -34,6 +52,7 @@ export function connectionReason(err: unknown): string {
   }
   if (!(err instanceof Error)) return 'unknown error';
   const e = err as Error & ErrorFields;
+  if (typeof e.code === 'string' && Object.hasOwn(TLS_REFUSALS, e.code)) return `TLS: ${TLS_REFUSALS[e.code]} (${e.code})`;
   if (typeof e.syscall === 'string' && typeof e.code === 'string') {
     const where =
       typeof e.address === 'string'

@@ -29,6 +29,9 @@ export interface EngineConfig {
   user: string | null;
   password: string | null;
   ssl: boolean;
+  /** With ssl: PEM text of the CA the server's certificate must chain to (instead of the
+   * system's CAs), and a client certificate and key; the host name is checked all the same. */
+  tls?: { ca: string | null; cert: string | null; key: string | null } | null;
   /** Pool size cap (concurrent statements on this database). */
   maxConnections: number;
   /** How long a request may wait for a free pooled connection before DatabaseBusyError. */

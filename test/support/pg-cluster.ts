@@ -32,7 +32,8 @@ function asOwner(bin: string, args: string[]): Promise<{ stdout: string; stderr:
   return isRoot ? run('runuser', ['-u', 'postgres', '--', path.join(BIN, bin), ...args]) : run(path.join(BIN, bin), args);
 }
 
-export async function privatePostgres(): Promise<PrivatePostgres> {
+/** `serverOptions`: more `-c name=value` settings for the postmaster (e.g. ssl=on). */
+export async function privatePostgres(opts: { serverOptions?: string } = {}): Promise<PrivatePostgres> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dbq-pg-'));
   if (process.getuid?.() === 0) {
     const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
@@ -57,7 +58,7 @@ export async function privatePostgres(): Promise<PrivatePostgres> {
         '-t',
         '30',
         '-o',
-        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`,
+        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50 ${opts.serverOptions ?? ''}`.trim(),
         'start',
       ]);
       running = true;

@@ -11,6 +11,7 @@ import { getWorkspace, type Workspace } from '../../workspaces/workspaces.ts';
 import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
 import { cliActor } from '../../audit/audit.ts';
 import { connectionGrantCommands } from './connection-grants.ts';
+import { tlsFromOptions, tlsOptions, type TlsOpts } from './connection-tls.ts';
 import { connectionAnnotateCommand } from './connection-annotate.ts';
 
 /** Who reads log in as, and what the audit found (the record never carries a password). */
@@ -62,8 +63,7 @@ function sshFromOptions(opts: SshOpts): { ssh?: NonNullable<CreateConnectionInpu
 
 export function connectionCommands(program: Command, ctx: CliContext): void {
   const connection = program.command('connection').description('manage database connections');
-  connection
-    .command('add')
+  tlsOptions(connection.command('add'))
     .description(
       "add a connection: postgres://user:pass@host:5432/db?sslmode=require, mysql://user:pass@host:3306/db or sqlite:<file in the workspace's DBQ_SQLITE_DIR/<slug>/>",
     )
@@ -82,6 +82,7 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
     .action(
       (
         opts: { workspace: string; name: string; url: string; readOnly?: boolean; readUrl?: string; createReader?: boolean } & SshOpts &
+          TlsOpts &
           JsonOpt,
       ) =>
         withCore(ctx, async (svc) => {
@@ -96,6 +97,7 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
               ...(opts.readUrl !== undefined ? { readUrl: opts.readUrl } : {}),
               ...(opts.createReader ? { createReader: true } : {}),
               ...sshFromOptions(opts),
+              ...tlsFromOptions(opts),
             },
             cliActor(),
           );
@@ -109,8 +111,7 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
           );
         }),
     );
-  connection
-    .command('update')
+  tlsOptions(connection.command('update'))
     .description('change a connection: its name, URL (credentials included) or read-only flag; its pool is replaced')
     .requiredOption('--workspace <slug>', 'workspace')
     .requiredOption('--connection <nameOrId>', 'connection name or id')
@@ -119,15 +120,16 @@ export function connectionCommands(program: Command, ctx: CliContext): void {
     .option('--read-only', 'every query on it is a read, whatever the key')
     .option('--no-read-only', 'queries follow the key again')
     .option('--json', 'print JSON')
-    .action((opts: { workspace: string; connection: string; name?: string; url?: string; readOnly?: boolean } & JsonOpt) =>
+    .action((opts: { workspace: string; connection: string; name?: string; url?: string; readOnly?: boolean } & TlsOpts & JsonOpt) =>
       withCore(ctx, async (svc) => {
         const change = {
           ...(opts.name !== undefined ? { name: opts.name } : {}),
           ...(opts.url !== undefined ? { url: opts.url } : {}),
           ...(opts.readOnly !== undefined ? { readOnly: opts.readOnly } : {}),
+          ...tlsFromOptions(opts),
         };
         if (Object.keys(change).length === 0)
-          throw new InvalidRequestError('nothing to change: give --name, --url, --read-only or --no-read-only');
+          throw new InvalidRequestError('nothing to change: give --name, --url, --read-only, --no-read-only or an --ssl-*-file');
         const ws = await getWorkspace(svc.db, opts.workspace);
         const record = await changeConnection(svc, ws.id, opts.connection, change, cliActor());
         print(

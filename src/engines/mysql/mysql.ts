@@ -329,7 +329,7 @@ class MysqlEngine implements Engine {
   }
 
   private connectionOptions(): PoolOptions {
-    const { host, port, database, user, password, ssl } = this.config;
+    const { host, port, database, user, password, ssl, tls } = this.config;
     const tunnel = this.tunnel;
     return {
       ...(tunnel ? { stream: () => tunnel.socket(host || 'localhost', port ?? 3306) } : {}),
@@ -338,9 +338,16 @@ class MysqlEngine implements Engine {
       user: user ?? '',
       password: password ?? '',
       database,
-      // ssl: verify the chain and host name against the system CAs (VERIFY_IDENTITY); no
-      // client keys or CA files from records.
-      ssl: ssl ? { rejectUnauthorized: true, minVersion: 'TLSv1.2' } : undefined,
+      // ssl: verify the chain and host name (VERIFY_IDENTITY) against the connection's own CA
+      // when it has one, else the system CAs; PEM text from the sealed record, never a path.
+      ssl: ssl
+        ? {
+            rejectUnauthorized: true,
+            minVersion: 'TLSv1.2',
+            ...(tls?.ca ? { ca: tls.ca } : {}),
+            ...(tls?.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}),
+          }
+        : undefined,
       connectTimeout: this.config.connectTimeoutMs,
       charset: 'UTF8MB4_UNICODE_CI',
       multipleStatements: false,

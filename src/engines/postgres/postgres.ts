@@ -419,7 +419,7 @@ class PostgresEngine implements Engine {
   }
 
   private clientConfig(): pg.ClientConfig {
-    const { host, port, database, user, password, ssl } = this.config;
+    const { host, port, database, user, password, ssl, tls } = this.config;
     if (!user) throw new ConnectionFailedError('no user given');
     const tunnel = this.tunnel;
     return {
@@ -433,9 +433,17 @@ class PostgresEngine implements Engine {
       database,
       user,
       password: () => password ?? '',
-      // ssl: verify the certificate chain and host name against the system CAs (libpq's
-      // verify-full); no client keys or CA files from records.
-      ssl: ssl ? { rejectUnauthorized: true, servername: host && !/^[\d.:]+$/.test(host) ? host : undefined } : false,
+      // ssl: verify the certificate chain and host name (libpq's verify-full) against the
+      // connection's own CA when it has one, else the system CAs; PEM text from the sealed
+      // record, never a file path.
+      ssl: ssl
+        ? {
+            rejectUnauthorized: true,
+            servername: host && !/^[\d.:]+$/.test(host) ? host : undefined,
+            ...(tls?.ca ? { ca: tls.ca } : {}),
+            ...(tls?.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}),
+          }
+        : false,
       sslnegotiation: 'postgres',
       application_name: 'dbq',
       client_encoding: 'UTF8',
