@@ -70,7 +70,7 @@ describe('builtin', () => {
     expect((await h.call('PUT', '/api/connections/billing/annotations', h.adminKey, DOC)).status).toBe(200);
     const after = await generate(h, 'How many invoices are there?');
     expect(after.status, JSON.stringify(after.body)).toBe(200);
-    expect(after.body.data).toMatchObject({ provider: 'builtin', validated: true, tables: ['tx_hdr'] });
+    expect(after.body.data).toMatchObject({ provider: 'builtin', validated: true, tables: ['tx_hdr'], tablesOffered: null });
     expect(after.body.data.sql).toMatch(/SELECT COUNT\(\*\).*\s+FROM tx_hdr/is);
   });
 
@@ -131,6 +131,8 @@ describe('LLM provider (OpenAI wire format, recorded reply)', () => {
     const res = await generate(h, 'What is the revenue from paid invoices of wholesale customers?');
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.data).toMatchObject({ provider: 'openai', validated: true });
+    // The response says which tables the model was shown: both, as the schema fits the budget.
+    expect([...res.body.data.tablesOffered].sort()).toEqual(['customers', 'tx_hdr']);
     const { user, system } = prompts[prompts.length - 1];
     expect(system).toMatch(/Where an example question is like the one asked, follow its SQL/);
     // Descriptions and synonyms as comments of the CREATE TABLE text.

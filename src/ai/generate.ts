@@ -37,6 +37,8 @@ export interface ProviderReply {
   sql: string;
   explanation: string;
   tables?: string[];
+  /** LLM providers: the tables whose definitions the prompt carried. */
+  offered?: string[];
 }
 
 export interface SqlProvider {
@@ -70,6 +72,9 @@ export interface GenerateResult {
   provider: SqlProvider['name'];
   model: string | null;
   tables: string[];
+  /** The tables an LLM was shown (a large schema is cut to what the question needs); null
+   * for the builtin, which reads the whole schema. */
+  tablesOffered: string[] | null;
   validated: boolean;
   /** How many provider calls it took (1 = first answer accepted). */
   attempts: number;
@@ -83,7 +88,7 @@ export async function generateSql(deps: GenerateDeps, prompt: string): Promise<G
   const schema = await deps.getSchema();
   const dialect = schema.engine;
   const previous: PreviousAttempt[] = [];
-  let unvalidated: { sql: string; explanation: string; tables?: string[] } | null = null;
+  let unvalidated: { sql: string; explanation: string; tables?: string[]; offered?: string[] } | null = null;
   let lastGuardError: string | null = null;
   let attempts = 0;
 
@@ -127,7 +132,7 @@ export async function generateSql(deps: GenerateDeps, prompt: string): Promise<G
       // Only the database refusing the SQL is something a provider can fix; a lost
       // connection or timeout is not, and surfaces as it is.
       if (!(err instanceof DbqError) || err.code !== 'query_failed') throw err;
-      unvalidated = { sql, explanation: reply.explanation, tables: reply.tables };
+      unvalidated = { sql, explanation: reply.explanation, tables: reply.tables, offered: reply.offered };
       previous.push({ sql, error: err.message });
       continue;
     }
@@ -138,6 +143,7 @@ export async function generateSql(deps: GenerateDeps, prompt: string): Promise<G
       provider: deps.provider.name,
       model: deps.provider.model,
       tables: reply.tables ?? tablesInSql(sql, schema),
+      tablesOffered: reply.offered ?? null,
       validated: true,
       attempts,
     };
@@ -151,6 +157,7 @@ export async function generateSql(deps: GenerateDeps, prompt: string): Promise<G
       provider: deps.provider.name,
       model: deps.provider.model,
       tables: unvalidated.tables ?? tablesInSql(unvalidated.sql, schema),
+      tablesOffered: unvalidated.offered ?? null,
       validated: false,
       attempts,
     };

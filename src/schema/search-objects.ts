@@ -62,7 +62,7 @@ function substringLike(pattern: string): string {
 
 /** 0 exact, 1 prefix, 2 substring (the catalog already kept only matches); 3 is a match of
  * what the object means, not of its name (matchMeanings). */
-function relevance(name: string, pattern: string): number {
+export function relevance(name: string, pattern: string): number {
   const lower = name.toLowerCase();
   return lower === pattern ? 0 : lower.startsWith(pattern) ? 1 : 2;
 }

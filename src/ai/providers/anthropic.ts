@@ -26,7 +26,7 @@ export function createAnthropicProvider(cfg: AnthropicConfig): SqlProvider {
     name: 'anthropic',
     model,
     async generate(req: ProviderRequest): Promise<ProviderReply> {
-      const { system, turns } = buildPrompt(req);
+      const { system, turns, offered } = buildPrompt(req);
       const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
       if (cfg.apiKey) headers['x-api-key'] = cfg.apiKey;
       const json = (await postJson(
@@ -41,7 +41,7 @@ export function createAnthropicProvider(cfg: AnthropicConfig): SqlProvider {
         .map((b) => b.text as string)
         .join('\n');
       if (text === '') throw new GenerationFailedError('anthropic reply had no text content');
-      return parseReply(text, req);
+      return { ...parseReply(text, req), offered };
     },
   };
 }

@@ -25,7 +25,7 @@ export function createOpenAiProvider(cfg: OpenAiConfig): SqlProvider {
     name: 'openai',
     model,
     async generate(req: ProviderRequest): Promise<ProviderReply> {
-      const { system, turns } = buildPrompt(req);
+      const { system, turns, offered } = buildPrompt(req);
       const headers: Record<string, string> = {};
       if (cfg.apiKey) headers.authorization = `Bearer ${cfg.apiKey}`;
       const json = (await postJson(
@@ -37,7 +37,7 @@ export function createOpenAiProvider(cfg: OpenAiConfig): SqlProvider {
       )) as { choices?: { message?: { content?: unknown } }[] };
       const content = json.choices?.[0]?.message?.content;
       if (typeof content !== 'string') throw new GenerationFailedError('openai reply had no message content');
-      return parseReply(content, req);
+      return { ...parseReply(content, req), offered };
     },
   };
 }

@@ -3,7 +3,8 @@
 import { dialectLabel } from '../dialect.ts';
 import { extractSqlDetailed } from '../extract-sql.ts';
 import type { ProviderReply, ProviderRequest } from '../generate.ts';
-import { renderSchema, selectRelevantTables } from '../schema-context.ts';
+import { renderSchema } from '../schema-context.ts';
+import { chooseTables } from '../table-selection.ts';
 import { tablesInSql } from '../generate.ts';
 import { closestExamples } from '../../annotations/examples.ts';
 
@@ -15,6 +16,8 @@ export interface ChatTurn {
 export interface PromptParts {
   system: string;
   turns: ChatTurn[];
+  /** The tables whose CREATE TABLE text the prompt carries (all of them when they fit). */
+  offered: string[];
 }
 
 export function buildPrompt(req: ProviderRequest): PromptParts {
@@ -32,8 +35,13 @@ export function buildPrompt(req: ProviderRequest): PromptParts {
     '- Add LIMIT only when the question asks for a number of rows or a top/first/most item.',
     '- Answer with the SQL in one ```sql fenced block, then one short sentence explaining what it returns.',
   ].join('\n');
-  const tables = selectRelevantTables(req.schema, req.prompt);
   const examples = closestExamples(req.schema.examples ?? [], req.prompt);
+  const choice = chooseTables(
+    req.schema,
+    req.prompt,
+    examples.flatMap((e) => tablesInSql(e.sql, req.schema)),
+  );
+  const tables = choice.tables;
   // The business's own examples, closest to this question first: how it spells "revenue".
   const shown =
     examples.length === 0
@@ -53,7 +61,7 @@ export function buildPrompt(req: ProviderRequest): PromptParts {
       content: `That SQL was not accepted: ${p.error}\nFix it and answer again with the corrected SQL in one \`\`\`sql fenced block.`,
     });
   }
-  return { system, turns };
+  return { system, turns, offered: tables };
 }
 
 /** The model's text → provider reply. */

@@ -14,6 +14,10 @@ const generateResultSchema = z.object({
   provider: z.enum(['builtin', 'openai', 'anthropic']),
   model: z.string().nullable(),
   tables: z.array(z.string()),
+  tablesOffered: z
+    .array(z.string())
+    .nullable()
+    .describe('The tables an LLM provider was shown (a large schema is cut to those the question needs); null for the builtin'),
   validated: z.boolean(),
   attempts: z.number(),
   result: queryResultSchema.nullable(),
