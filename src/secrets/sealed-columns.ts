@@ -34,6 +34,7 @@ export const UNSEALED_TABLES: ReadonlySet<string> = new Set([
   'audit_log',
   'connection_annotations',
   'async_queries',
+  'async_query_parts',
   'running_queries',
   'oauth_artifacts',
   'oauth_grants',
