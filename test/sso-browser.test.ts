@@ -2,8 +2,12 @@
 // on a loopback port, test/support/oidc-test-provider.ts): the first sign-in creates the user
 // with the default role, the second signs the same user in, other domains, unverified emails
 // and disabled users are refused with a sentence on the sign-in page, a callback that does not
-// belong to the browser's own flow (no flow cookie, wrong state) is refused, and with password
-// sign-in off the password is refused by the web page and the endpoint alike.
+// belong to the browser's own flow (no flow cookie, wrong state), an ID token with another
+// nonce and a provider answering for another issuer are refused (each for that reason, as the
+// audit log says), and with password sign-in off the password is refused by the web page and
+// the endpoint alike.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SsoClients } from '../src/sso/sso-clients.ts';
@@ -47,6 +51,17 @@ afterAll(async () => {
   await idp?.close();
 });
 
+/** On the provider's pages: its development login (any name), then its consent page. */
+async function atProvider(p: Page, login: string): Promise<void> {
+  await p.waitForURL((u) => u.origin === idp.issuer);
+  await p.locator('input[name="login"]').fill(login);
+  await p.locator('input[name="password"]').fill('anything');
+  await p.getByRole('button', { name: 'Sign-in' }).click();
+  // The consent page on a first visit of this browser (the login page is gone by then).
+  await p.getByRole('button', { name: 'Continue' }).click();
+  await p.waitForURL((u) => u.origin === base && !u.pathname.startsWith('/sso'));
+}
+
 /** A fresh browser (no dbq or provider cookies), through the sign-in page's SSO button. */
 async function ssoSignIn(login: string, from = '/login'): Promise<Page> {
   const ctx = await w.browser.newContext();
@@ -54,18 +69,22 @@ async function ssoSignIn(login: string, from = '/login'): Promise<Page> {
   w.watch(p);
   await p.goto(`${base}${from}`);
   await p.getByRole('link', { name: 'Sign in with SSO' }).click();
-  await p.waitForURL((u) => u.origin === idp.issuer);
-  await p.locator('input[name="login"]').fill(login);
-  await p.locator('input[name="password"]').fill('anything');
-  await p.getByRole('button', { name: 'Sign-in' }).click();
-  // The provider's consent page on a first visit of this browser.
-  await p.waitForURL((u) => u.origin === base || u.pathname.startsWith('/interaction'));
-  if (new URL(p.url()).origin === idp.issuer) await p.getByRole('button', { name: 'Continue' }).click();
-  await p.waitForURL((u) => u.origin === base && !u.pathname.startsWith('/sso'));
+  await atProvider(p, login);
   return p;
 }
 
+async function setSso(issuer: string): Promise<void> {
+  const res = await fetch(`${base}/api/workspace/sso`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${h.adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ issuer, clientId: idp.clientId, allowedDomains: ['acme.test'], defaultRole: 'read_only' }),
+  });
+  expect(res.status).toBe(200);
+}
+
 const userRows = (email: string) => h.svc.db.selectFrom('users').selectAll().where('email', '=', email).execute();
+/** Why the last refused sign-in was refused, as the audit log tells an admin. */
+const lastRefusal = async (): Promise<string> => JSON.parse((await auditOf('session.sign_in_failed')).at(-1)!.changes!).message;
 const auditOf = (action: string) => h.svc.db.selectFrom('audit_log').selectAll().where('action', '=', action).orderBy('id').execute();
 
 describe('single sign-on', () => {
@@ -115,7 +134,11 @@ describe('single sign-on', () => {
     await poll(() => p.getByTestId('sso-error').textContent()).toContain('Your email domain may not sign in to this workspace');
     expect(await userRows('eve@elsewhere.test')).toHaveLength(0);
     const failed = (await auditOf('session.sign_in_failed')).filter((e) => e.target_name === 'eve@elsewhere.test');
-    expect(JSON.parse(failed[0].changes!)).toEqual({ method: 'sso', reason: 'domain' });
+    expect(JSON.parse(failed[0].changes!)).toEqual({
+      method: 'sso',
+      reason: 'domain',
+      message: 'Accounts of elsewhere.test may not sign in to this workspace',
+    });
     await p.context().close();
   });
 
@@ -153,9 +176,62 @@ describe('single sign-on', () => {
     await p.goto(`${base}/sso/callback?code=forged&state=not-${state}&iss=${encodeURIComponent(idp.issuer)}`);
     expect(new URL(p.url()).pathname).toBe('/login');
     await poll(() => p.getByTestId('sso-error').textContent()).toContain('Single sign-on did not complete');
+    expect(await lastRefusal()).toContain('unexpected "state" response parameter value');
     const session = await p.evaluate(async (): Promise<any> => (await fetch('/ui/api/session')).json());
     expect(session.data.signedIn).toBe(false);
     await ctx.close();
+  });
+
+  it('an ID token whose nonce is not the one this sign-in sent is refused', async () => {
+    const ctx = await w.browser.newContext();
+    const p = await ctx.newPage();
+    const started = await ctx.request.get(`${base}/sso/start`, { maxRedirects: 0 });
+    const authorize = started.headers()['location'];
+    // The test holds the server's secret key: it re-seals the flow with another nonce, as an
+    // ID token minted for some other sign-in would carry.
+    const ws = await h.svc.db.selectFrom('workspaces').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
+    const cookie = (await ctx.cookies()).find((c) => c.name === 'dbq_sso')!;
+    const flow = JSON.parse(h.svc.secretBox.open(cookie.value, `sso-flow:${ws.id}`));
+    flow.nonce = 'a-nonce-of-another-sign-in';
+    await ctx.addCookies([{ ...cookie, value: h.svc.secretBox.seal(JSON.stringify(flow), `sso-flow:${ws.id}`) }]);
+    await p.goto(authorize);
+    await atProvider(p, 'ana');
+    expect(new URL(p.url()).pathname).toBe('/login');
+    await poll(() => p.getByTestId('sso-error').textContent()).toContain('Single sign-on did not complete');
+    expect(await lastRefusal()).toContain('unexpected ID Token "nonce" claim value');
+    const session = await p.evaluate(async (): Promise<any> => (await fetch('/ui/api/session')).json());
+    expect(session.data.signedIn).toBe(false);
+    await ctx.close();
+  });
+
+  it('a provider answering for another issuer is refused', async () => {
+    // Metadata that names this server as the issuer while the real provider signs the tokens
+    // (and names itself in the answer's `iss`): what a stolen or misconfigured discovery gives.
+    const proxy = http.createServer((req, res) => {
+      void (async () => {
+        if (req.url !== '/.well-known/openid-configuration') return void res.writeHead(404).end();
+        const meta = (await (await fetch(`${idp.issuer}${req.url}`)).json()) as Record<string, unknown>;
+        meta.issuer = proxyIssuer;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(meta));
+      })();
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxyIssuer = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    try {
+      await setSso(proxyIssuer);
+      const ctx = await w.browser.newContext();
+      const p = await ctx.newPage();
+      await p.goto(`${base}/login`);
+      await p.getByRole('link', { name: 'Sign in with SSO' }).click();
+      await atProvider(p, 'ana');
+      expect(new URL(p.url()).pathname).toBe('/login');
+      await poll(() => p.getByTestId('sso-error').textContent()).toContain('Single sign-on did not complete');
+      expect(await lastRefusal()).toContain('unexpected "iss" (issuer) response parameter value');
+      await ctx.close();
+    } finally {
+      await setSso(idp.issuer);
+      proxy.close();
+    }
   });
 
   it('the admin turns password sign-in off on the settings page; passwords are then refused', async () => {

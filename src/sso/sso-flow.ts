@@ -77,6 +77,13 @@ export async function startSsoSignIn(
   };
 }
 
+/** openid-client wraps the precise check that failed (oauth4webapi's) as its cause. */
+function whyOf(err: unknown): string {
+  const e = err as { message?: string; cause?: unknown };
+  const cause = e.cause as { message?: string } | undefined;
+  return (cause && typeof cause.message === 'string' ? cause.message : e.message) ?? String(err);
+}
+
 function openFlow(box: SecretBox, workspaceId: string, sealed: string | undefined): Flow {
   const expired = new SsoSignInError('expired', 'This sign-in was not started here or took longer than 10 minutes');
   if (!sealed || sealed.length > 4096) throw expired;
@@ -125,7 +132,7 @@ export async function finishSsoSignIn(
         idTokenExpected: true,
       });
     } catch (err) {
-      throw new SsoSignInError('failed', `The sign-in could not be completed: ${(err as Error).message}`, err);
+      throw new SsoSignInError('failed', `The sign-in could not be completed: ${whyOf(err)}`, err);
     }
     const claims = tokens.claims()!;
     let vouched: { email: unknown; emailVerified: unknown } = { email: claims.email, emailVerified: claims.email_verified };
@@ -135,7 +142,7 @@ export async function finishSsoSignIn(
         const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
         vouched = { email: info.email, emailVerified: info.email_verified };
       } catch (err) {
-        throw new SsoSignInError('failed', `The identity provider's userinfo could not be read: ${(err as Error).message}`, err);
+        throw new SsoSignInError('failed', `The identity provider's userinfo could not be read: ${whyOf(err)}`, err);
       }
     }
     if (typeof vouched.email === 'string') email = vouched.email.trim().toLowerCase().slice(0, 320);
@@ -143,13 +150,16 @@ export async function finishSsoSignIn(
     return { user, created, next: flow.next };
   } catch (err) {
     const reason = err instanceof SsoSignInError ? String(err.details?.reason) : 'failed';
+    // The admin reading the log needs the why ("unexpected ID Token \"nonce\" claim value"):
+    // openid-client's own words, never a token or a secret.
+    const message = (err instanceof SsoSignInError ? err.message : 'The sign-in could not be completed').slice(0, 300);
     await inTransaction(deps.db, (trx) =>
       recordAudit(trx, {
         workspaceId: workspace.id,
         actor: { userId: null, email, keyId: null, ip: input.ip, source: 'sso' },
         action: 'session.sign_in_failed',
         target: { type: 'user', id: null, name: email },
-        changes: { method: 'sso', reason },
+        changes: { method: 'sso', reason, message },
       }),
     );
     if (err instanceof DbqError) throw err;
