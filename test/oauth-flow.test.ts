@@ -149,6 +149,17 @@ describe.each(STORES)('OAuth flow on the %s', (_name, make) => {
       expect(`${to.origin}${to.pathname}`).toBe(REDIRECT);
       expect(to.searchParams.get('error')).toBe('invalid_request');
     }
+    // Plain http to a host on the network is refused at registration (OAuth 2.1 §2.3.1).
+    const plain = await fetch(as.registration_endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Plain', redirect_uris: ['http://agent.example.test/cb'], token_endpoint_auth_method: 'none' }),
+    });
+    expect(plain.status).toBe(400);
+    expect(await plain.json()).toMatchObject({
+      error: 'invalid_redirect_uri',
+      error_description: 'redirect_uris must use https, or http on a loopback address',
+    });
     for (const redirectUri of ['http://127.0.0.1:41999/callback/', 'http://127.0.0.1:41998/callback', 'https://evil.test/callback']) {
       const started = await startAuthorization({ as, clientId, redirectUri });
       expect(started.status).toBe(400);

@@ -33,6 +33,8 @@ const REFRESH_TOKEN_TTL_S = 90 * 86_400;
 /** The library's Grant outlives any dbq grant: dbq's own expiry (oauth_grants) decides. */
 const GRANT_TTL_S = 3650 * 86_400;
 const PROVIDERS_KEPT = 64;
+const REDIRECT_POLICY = 'dbq_redirect_policy';
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 export interface OAuthDeps {
   db: Kysely<Database>;
@@ -84,8 +86,8 @@ export class OAuthServers {
     const key = `${workspace.id} ${place.url}`;
     const found = this.providers.get(key);
     if (found) return found;
-    const { default: ProviderClass } = await import('oidc-provider');
-    const provider = new ProviderClass(place.url, this.configuration(workspace, place));
+    const lib = await import('oidc-provider');
+    const provider = new lib.default(place.url, this.configuration(workspace, place, lib.errors));
     // The door hands the provider the public scheme and host it worked out itself (from
     // DBQ_PUBLIC_URL or the request with DBQ_TRUST_PROXY), in headers it overwrites.
     provider.proxy = true;
@@ -116,7 +118,11 @@ export class OAuthServers {
     return this.jwks;
   }
 
-  private configuration(workspace: { id: string; slug: string }, place: WorkspacePlace): Record<string, unknown> {
+  private configuration(
+    workspace: { id: string; slug: string },
+    place: WorkspacePlace,
+    errors: typeof import('oidc-provider').errors,
+  ): Record<string, unknown> {
     const { db, config } = this.deps;
     const resources = new Map<string, ResourceKind>(RESOURCE_KINDS.map((k) => [resourceUrl(place, k), k]));
     const allowPrivate = config.oauthAllowPrivateClientUrls;
@@ -136,6 +142,22 @@ export class OAuthServers {
         id_token_signed_response_alg: 'ES256',
       },
       pkce: { required: () => true },
+      // OAuth 2.1 §2.3.1: a redirect URI is https, or http on a loopback address (a client on
+      // the user's machine), or a native app's own scheme; never plain http to a host on the
+      // network. The library's validator hook runs once per registration (DCR and metadata
+      // documents alike) for this one made-up property, whose value is never read.
+      extraClientMetadata: {
+        properties: [REDIRECT_POLICY],
+        validator: (_ctx: unknown, key: string, _value: unknown, metadata: { redirect_uris?: unknown }) => {
+          if (key !== REDIRECT_POLICY) return;
+          for (const uri of Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris : []) {
+            const url = typeof uri === 'string' ? URL.parse(uri) : null;
+            if (url?.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
+              throw new errors.InvalidClientMetadata('redirect_uris must use https, or http on a loopback address');
+            }
+          }
+        },
+      },
       rotateRefreshToken: true,
       issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(t: string): boolean }, code: { scopes: Set<string> }) =>
         client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
@@ -208,7 +230,7 @@ export class OAuthServers {
           defaultResource: async (_ctx: unknown, _client: unknown, oneOf?: string[]) => oneOf ?? resourceUrl(place, 'mcp'),
           useGrantedResource: async () => true,
           getResourceServerInfo: async (_ctx: unknown, resource: string) => {
-            if (!resources.has(resource)) throw new (await import('oidc-provider')).errors.InvalidTarget();
+            if (!resources.has(resource)) throw new errors.InvalidTarget();
             return { scope: DBQ_SCOPES.join(' '), accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL_S };
           },
         },
