@@ -26,7 +26,8 @@
 const SERVER = '^src/server/';
 const DOORS = '^src/(cli|http|mcp|console)/';
 const KIT = '^src/http-kit/';
-const CORE = '^src/(query|guard|access|tools|audit|history|ai|schema|annotations|limits|workspaces|connections|secrets|sqlite-files|sso|oauth)/';
+const CORE =
+  '^src/(query|guard|access|tools|audit|history|ai|schema|annotations|limits|workspaces|connections|secrets|sqlite-files|sso|oauth)/';
 const BOTTOM = '^src/(engines|store)/';
 const ROOT = '^src/services\\.ts$';
 const BASE = '^src/([^/]+\\.(ts|mjs)|sample/)';
