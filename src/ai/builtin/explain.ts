@@ -4,6 +4,7 @@
 // as words ("ordered_at" → "ordered at"); a word is never doubled ("total total").
 import type { Aggregate, CompareOp, Condition, Item, Measure, Plan } from './plan.ts';
 import type { SchemaIndex } from './schema-index.ts';
+import { singular } from './text.ts';
 
 function words(name: string): string {
   return name
@@ -21,6 +22,9 @@ function singularWords(table: string): string {
 }
 
 function pluralWords(table: string): string {
+  const w = words(table);
+  // Already plural ("orders", "people"): as written.
+  if (singular(w.split(' ').pop() ?? w) !== (w.split(' ').pop() ?? w)) return w;
   const s = singularWords(table);
   if (/[^aeiou]y$/.test(s)) return `${s.slice(0, -1)}ies`;
   if (/(s|sh|ch|x)$/.test(s)) return `${s}es`;

@@ -19,7 +19,7 @@ export type { Plan } from './plan.ts';
  * some resolve a mention against the whole question, so their cost grows faster than the
  * question; a cap keeps a pasted essay (10,000 words) a quick refusal on the event loop. No
  * question a person asks comes near it. */
-export const MAX_QUESTION_WORDS = 200;
+export const MAX_QUESTION_WORDS = 100;
 
 /** Parse a question into a plan (throws GenerationFailedError when it has no grounds). */
 export function planQuestion(question: string, index: SchemaIndex): Plan {

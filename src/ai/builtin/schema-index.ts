@@ -294,9 +294,24 @@ export class SchemaIndex {
     }
   }
 
+  /** Shortest paths already found (no tables avoided): the parser asks for the same pairs
+   * for many words of one question. */
+  private readonly paths = new Map<string, Step[] | null>();
+
   /** Shortest FK path between two tables (BFS, either direction), or null. */
   path(from: string, to: string, avoid: ReadonlySet<string> = new Set()): Step[] | null {
     if (from === to) return [];
+    if (avoid.size > 0) return this.searchPath(from, to, avoid);
+    const key = `${from}\u0000${to}`;
+    let hit = this.paths.get(key);
+    if (hit === undefined) {
+      hit = this.searchPath(from, to, avoid);
+      this.paths.set(key, hit);
+    }
+    return hit ? [...hit] : null;
+  }
+
+  private searchPath(from: string, to: string, avoid: ReadonlySet<string>): Step[] | null {
     const prev = new Map<string, Step & { prevTable: string }>();
     const seen = new Set([from]);
     const queue = [from];

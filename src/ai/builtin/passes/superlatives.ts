@@ -25,7 +25,9 @@ export function superlativeItem(state: ParseState, superlative: SuperKind, at: n
   const subject = state.asked?.kind === 'table' ? state.asked.table : state.subject;
   const preferTables = subject ? [subject, ...tables.filter((x) => x !== subject)] : tables;
   const asItem = (c: ColumnRef): Item => {
-    if (isChildTable(state, c.table) && state.asked?.kind === 'table')
+    // "the employee who got the biggest bonus": one bonus, the row with it; only a rating,
+    // score or price is averaged over the related rows ("the best rated product").
+    if (isChildTable(state, c.table) && state.asked?.kind === 'table' && defaultAggregate(state, c) === 'avg')
       return { kind: 'aggregate', aggregate: { fn: defaultAggregate(state, c), measure: { kind: 'column', column: c } } };
     return { kind: 'column', column: c };
   };
@@ -45,6 +47,15 @@ export function superlativeItem(state: ParseState, superlative: SuperKind, at: n
     }
     case 'measure': {
       const measure = measurePhraseAt(state, at);
+      // One related row's value, not their total: "the employee with the biggest bonus".
+      if (
+        measure &&
+        measure.item.kind === 'aggregate' &&
+        measure.item.aggregate.fn === 'sum' &&
+        measure.item.aggregate.measure.kind === 'column' &&
+        !AGG_WORDS[word(state, skipWords(state, at, ['the', 'a', 'an']))]
+      )
+        return { kind: 'column', column: measure.item.aggregate.measure.column };
       if (measure) return measure.item;
       // "whose number of products is the largest": the column named just before.
       for (let k = at - 2; k >= Math.max(0, at - 6); k--) {
@@ -57,6 +68,18 @@ export function superlativeItem(state: ParseState, superlative: SuperKind, at: n
           }
         }
         if (m || !['is', 'are', 'was', 'the', 'a', 'its', 'their', 'has', 'have', 'with'].includes(word(state, k))) break;
+      }
+      // "the highest one time bonus": a numeric column a word or two further on.
+      for (let k = at; k < Math.min(state.tokens.length, at + 3); k++) {
+        const m = state.mentionAt[k];
+        if (m && m.kind === 'column' && !state.claimed.has(m)) {
+          const c = resolveColumn(state, m);
+          if (!columnInfo(state, c).numeric) break;
+          claim(state, m);
+          consume(state, at, k);
+          return asItem(c);
+        }
+        if (m || state.consumed[k] || state.tokens[k].kind !== 'word') break;
       }
       const c = defaultMeasure(state, subject);
       return c ? { kind: 'column', column: c } : null;
@@ -150,6 +173,22 @@ export function readSuperlatives(state: ParseState): void {
           });
           state.limit ??= 1;
           state.wantsEntityGroup = true;
+          continue;
+        }
+      }
+      // "the visitor who bought the most tickets": a numeric column right after "most".
+      if (m && m.kind === 'column' && mostFewest === 1 && !state.claimed.has(m) && ['most', 'least', 'fewest'].includes(word(state, i))) {
+        const c = resolveColumn(state, m);
+        if (columnInfo(state, c).numeric && !columnInfo(state, c).pk && !columnInfo(state, c).fk) {
+          claim(state, m);
+          consume(state, i, j);
+          const item: Item =
+            isChildTable(state, c.table) && state.asked?.kind === 'table' && defaultAggregate(state, c) === 'avg'
+              ? { kind: 'aggregate', aggregate: { fn: 'avg', measure: { kind: 'column', column: c } } }
+              : { kind: 'column', column: c };
+          state.orderBy.unshift({ item, dir });
+          if (item.kind === 'aggregate') state.wantsEntityGroup = true;
+          state.limit ??= 1;
           continue;
         }
       }

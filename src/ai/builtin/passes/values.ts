@@ -6,6 +6,7 @@ import type { ColumnRef } from '../plan.ts';
 import { addCondition, claim, consume, word, type ParseState } from '../parse-state.ts';
 import { resolveColumn, resolveTable, tablesInQuestion } from '../parse-schema.ts';
 
+const NOT_PREPOSITIONS = new Set(['in', 'from', 'of', 'by', 'at', 'on', 'as', 'for', 'to', 'use', 'speak', 'equal']);
 const LINK_WORDS = new Set(['is', 'are', 'was', 'were', 'not', 'equal', 'equals', 'to', '=', '!=', '<>', 'of', 'the', 'as', 'a', 'an']);
 
 export function readValues(state: ParseState): void {
@@ -38,10 +39,20 @@ export function readValues(state: ParseState): void {
     if (columnBefore && columnBefore.table === pick.table && columnBefore.column === pick.column && before) claim(state, before);
     // "Electronics category": the table word after a value of its own column is part of it.
     if (after && after.kind === 'table' && tableAfter === pick.table) claim(state, after);
-    const negate =
-      ['not', 'except', 'excluding', 'than', 'besides', 'exclude'].includes(word(state, m.start - 1)) ||
-      (word(state, m.start - 1) === 'in' && word(state, m.start - 2) === 'not');
-    if (negate) consume(state, m.start - (word(state, m.start - 1) === 'in' ? 2 : 1), m.start);
+    // "not Berlin", "not in Berlin", "not from Russia", "is not 'X'": the negation may sit
+    // before a preposition or before the column named for the value.
+    let notAt = -1;
+    if (['not', 'except', 'excluding', 'than', 'besides', 'exclude'].includes(word(state, m.start - 1))) notAt = m.start - 1;
+    else if (NOT_PREPOSITIONS.has(word(state, m.start - 1)) && word(state, m.start - 2) === 'not') notAt = m.start - 2;
+    else if (before && before !== m) {
+      let b = before.start - 1;
+      while (b >= 0 && b >= before.start - 3 && ['the', 'a', 'an', 'have', 'has', 'its', 'their'].includes(word(state, b))) b--;
+      if (word(state, b) === 'not' && !state.consumed[b]) notAt = b;
+      else if (word(state, m.start - 1) === 'not' || (k < m.start - 1 && state.tokens.slice(k + 1, m.start).some((t) => t.lower === 'not')))
+        notAt = state.tokens.slice(k + 1, m.start).find((t) => t.lower === 'not')?.i ?? -1;
+    }
+    const negate = notAt >= 0 && !state.consumed[notAt];
+    if (negate) consume(state, notAt, notAt + 1);
     claim(state, m);
     const key = `${pick.table}.${pick.column}.${negate}`;
     const entry = byColumn.get(key) ?? { column: { table: pick.table, column: pick.column }, values: [], negate, pos: m.start };
