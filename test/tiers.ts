@@ -117,6 +117,8 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/secret-rotate.test.ts',
   // A private PostgreSQL cluster with ssl=on and certificates made by openssl in the test.
   'test/db-tls-ca.test.ts',
+  // Debian's nginx (docs/tls.md's example) in front of a real dbq serve.
+  'test/tls-proxy-nginx.test.ts',
   'test/ai-builtin.test.ts',
   'test/allowlists.test.ts',
   'test/annotations-api.test.ts',
