@@ -11,6 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { workspaceSqliteDir } from './support/harness.ts';
+import { createApiKey } from '../src/workspaces/api-keys.ts';
 import { createMcpHarness, dataOf, type McpHarness } from './support/mcp-harness.ts';
 
 const SUFFIX = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
@@ -208,6 +209,18 @@ describe.each(CASES)('$name', ({ connection, comments }) => {
       .data;
     expect(names.objects).toEqual([expect.stringMatching(/orders\.total$/)]);
   });
+});
+
+it('a tools-only key may not read them: names and example SQL show the schema it exists to hide', async () => {
+  const { secret } = await createApiKey(m.h.svc.db, {
+    workspace: 'default',
+    email: 'reader@acme.test',
+    name: 'tools-only',
+    scope: { toolsOnly: true },
+  });
+  const res = await annotations('annot-lite', secret);
+  expect(res.status).toBe(403);
+  expect(res.body).toMatchObject({ code: 'insufficient_permissions', details: { reason: 'this key may run curated tools only' } });
 });
 
 it('another workspace can neither read nor change the annotations', async () => {

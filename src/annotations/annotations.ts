@@ -16,10 +16,10 @@ import type { Services } from '../services.ts';
 import type { ConnectionAnnotationRow } from '../store/schema.ts';
 import type { StoredConnectionRow } from '../connections/connections.ts';
 import { inTransaction, recordAudit, type Actor } from '../audit/audit.ts';
-import { assertAdmin } from '../access/scope.ts';
+import { assertAdmin, assertRawAccess } from '../access/scope.ts';
 import { getConnectionFor } from '../access/grants.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
-import { resolveTableKey } from './merge.ts';
+import { TableNames } from './merge.ts';
 
 export const MAX_DESCRIPTION = 2000;
 export const MAX_SYNONYMS = 20;
@@ -108,9 +108,11 @@ function toRecord(connectionId: string, row: ConnectionAnnotationRow | undefined
   };
 }
 
-/** GET /connections/{id}/annotations: anyone who may use the connection. `version` reads an
- * older version (404 when it never existed). */
+/** GET /connections/{id}/annotations: anyone who may use the connection with a key that may
+ * see the schema. `version` reads an older version (404 when it never existed). */
 export async function getAnnotations(svc: Services, principal: Principal, idOrName: string, version?: number): Promise<AnnotationsRecord> {
+  // Names and example SQL describe the schema, which a tools-only key exists not to see.
+  assertRawAccess(principal);
   const row = await getConnectionFor(svc, principal, idOrName);
   if (version === undefined) return toRecord(row.id, await newestAnnotations(svc, row.id));
   const found = await svc.db
@@ -127,8 +129,9 @@ export async function getAnnotations(svc: Services, principal: Principal, idOrNa
 function checkNames(doc: Annotations, tables: SchemaTable[]): void {
   const keys = Object.keys(doc.tables);
   if (keys.length > MAX_TABLES) throw new InvalidRequestError(`tables: at most ${MAX_TABLES} tables`, { field: 'tables' });
+  const names = new TableNames(tables);
   for (const key of keys) {
-    const found = resolveTableKey(tables, key);
+    const found = names.resolve(key);
     if (found === 'ambiguous') {
       throw new InvalidRequestError(`tables.${key}: the name is in several schemas; write it as "schema.${key}"`, {
         field: `tables.${key}`,
@@ -139,8 +142,9 @@ function checkNames(doc: Annotations, tables: SchemaTable[]): void {
     const columns = Object.keys(doc.tables[key].columns ?? {});
     if (columns.length > MAX_COLUMNS)
       throw new InvalidRequestError(`tables.${key}.columns: at most ${MAX_COLUMNS}`, { field: `tables.${key}` });
+    const existing = new Set(found.columns.map((c) => c.name));
     for (const column of columns) {
-      if (!found.columns.some((c) => c.name === column)) {
+      if (!existing.has(column)) {
         throw new InvalidRequestError(`tables.${key}.columns.${column}: ${found.name} has no column of that name`, {
           field: `tables.${key}.columns.${column}`,
         });

@@ -4,24 +4,38 @@
 import type { SchemaColumn, SchemaTable } from '../engines/engine.ts';
 import type { Annotations, TableNote } from './annotations.ts';
 
-/** The table a document key names: "schema.name" exactly, else a name found in one schema
- * only; 'ambiguous' when the bare name is in several. */
-export function resolveTableKey(tables: SchemaTable[], key: string): SchemaTable | 'ambiguous' | null {
-  const dot = key.indexOf('.');
-  if (dot > 0) {
-    const qualified = tables.find((t) => t.schema === key.slice(0, dot) && t.name === key.slice(dot + 1));
-    if (qualified) return qualified;
+/** Tables by bare name and by "schema.name", built once per document so resolving every key
+ * stays linear in the schema plus the document (both may be thousands long). */
+export class TableNames {
+  private readonly byName = new Map<string, SchemaTable[]>();
+  private readonly byQualified = new Map<string, SchemaTable>();
+
+  constructor(tables: SchemaTable[]) {
+    for (const t of tables) {
+      const list = this.byName.get(t.name);
+      if (list) list.push(t);
+      else this.byName.set(t.name, [t]);
+      if (t.schema !== null) this.byQualified.set(`${t.schema}.${t.name}`, t);
+    }
   }
-  const named = tables.filter((t) => t.name === key);
-  if (named.length > 1) return 'ambiguous';
-  return named[0] ?? null;
+
+  /** The table a document key names: "schema.name" exactly, else a name found in one schema
+   * only; 'ambiguous' when the bare name is in several. */
+  resolve(key: string): SchemaTable | 'ambiguous' | null {
+    const qualified = this.byQualified.get(key);
+    if (qualified) return qualified;
+    const named = this.byName.get(key) ?? [];
+    if (named.length > 1) return 'ambiguous';
+    return named[0] ?? null;
+  }
 }
 
 /** The note for each table, by object identity (keys resolved once). */
 function notesByTable(tables: SchemaTable[], annotations: Annotations): Map<SchemaTable, TableNote> {
+  const names = new TableNames(tables);
   const notes = new Map<SchemaTable, TableNote>();
   for (const [key, note] of Object.entries(annotations.tables)) {
-    const table = resolveTableKey(tables, key);
+    const table = names.resolve(key);
     // A table dropped since the document was saved: its note waits, unused.
     if (table && table !== 'ambiguous') notes.set(table, note);
   }
