@@ -67,6 +67,7 @@ describe.each(STORES)('OAuth flow on the %s', (_name, make) => {
     as = found.as;
     expect(as.issuer).toBe(base);
     expect(as.code_challenge_methods_supported).toEqual(['S256']);
+    expect(as.scopes_supported).toEqual(expect.arrayContaining(['dbq:read', 'dbq:write', 'offline_access']));
     expect(as.authorization_response_iss_parameter_supported).toBe(true);
     expect(as.client_id_metadata_document_supported).toBe(true);
     const api = await fetch(`${base}/api/connections`);
@@ -80,7 +81,8 @@ describe.each(STORES)('OAuth flow on the %s', (_name, make) => {
   });
 
   it('registers a client (RFC 7591), consents, exchanges the code with PKCE; the token works on /mcp only', async () => {
-    const client = await register(as, { client_name: 'Test agent', redirect_uris: [REDIRECT] });
+    // As the MCP SDKs register: naming the scopes they will ask for.
+    const client = await register(as, { client_name: 'Test agent', redirect_uris: [REDIRECT], scope: 'dbq:read dbq:write offline_access' });
     clientId = client.client_id;
     const { code, verifier, callback, details } = await authorize({
       as,

@@ -136,7 +136,9 @@ export async function allowInteraction(
   const offline = asked.includes('offline_access');
 
   const grant = new provider.Grant({ accountId: principal.user.id, clientId: p.clientId });
-  if (offline) grant.addOIDCScope('offline_access');
+  // Granted both as the resource's scopes (what its tokens carry) and as the server's own (what
+  // the library compares with the request's `scope` before it stops asking for consent).
+  grant.addOIDCScope([...resourceScopes, ...(offline ? ['offline_access'] : [])].join(' '));
   grant.addResourceScope(p.resource, resourceScopes.join(' '));
   const grantId = await grant.save();
   await recordGrant(

@@ -131,7 +131,9 @@ export class OAuthServers {
       clients: [],
       jwks: this.signingKeys(),
       cookies: { keys: this.cookieKeys },
-      scopes: ['offline_access'],
+      // dbq's scopes are resource scopes (getResourceServerInfo below); listed here too so the
+      // metadata advertises them and a client may name them in its registration's `scope`.
+      scopes: [...DBQ_SCOPES, 'offline_access'],
       claims: { openid: ['sub'] },
       responseTypes: ['code'],
       clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
