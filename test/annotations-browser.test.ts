@@ -11,7 +11,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workspaceSqliteDir } from './support/harness.ts';
-import { ADMIN, type BrowserHarness, poll, READER, signInAt, startBrowserHarness } from './support/browser.ts';
+import { ADMIN, type BrowserHarness, poll, READER, shot, signInAt, startBrowserHarness } from './support/browser.ts';
 
 const SUFFIX = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const DB = `dbq_annot_web_${SUFFIX}`;
@@ -88,6 +88,7 @@ describe.each([
     await panel.getByLabel('Description of orders', { exact: true }).fill('One row per checkout');
     await panel.getByLabel('Synonyms of orders (comma-separated)').fill('purchases, sales');
     await panel.getByLabel('Description of orders.total').fill('Amount charged, in euros');
+    if (connection === 'web-pg') await shot(page, 'annotations-editor');
 
     // A write example is refused naming it, and nothing is stored.
     await panel.getByRole('button', { name: 'Add example' }).click();
@@ -134,6 +135,7 @@ describe.each([
     else expect(await panel.locator('[data-column="status"]').count()).toBe(0);
     expect(await panel.getByText('Orders that shipped').isVisible()).toBe(true);
     expect(await panel.getByRole('button', { name: 'Edit' }).count()).toBe(0);
+    if (connection === 'web-pg') await shot(readerPage, 'annotations');
   });
 });
 
