@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliActor } from '../src/audit/audit.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
+import { PART_CHARS } from '../src/query/async-store.ts';
 import { sharedDb } from '../src/query/shared-running.ts';
 import { closeServices, createServices, type Services } from '../src/services.ts';
 import { createApiKey } from '../src/workspaces/api-keys.ts';
@@ -122,6 +123,26 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       expect(done.result.rows[299]).toEqual([300, expect.stringMatching(/^[0-9a-f]{32}$/)]);
       const fromA = await http('GET', api(a, `/query/${id}`), keys.leo);
       expect(fromA.body.data).toEqual(done);
+    });
+
+    it('a result past 1 MiB is stored in parts and read whole on the other process, characters intact at every cut', async () => {
+      // The column name's length moves where the 1 MiB cuts land: one of the two falls inside
+      // a surrogate pair of the emoji.
+      const partLengths: number[] = [];
+      for (const column of ['e', 'e2']) {
+        const res = await submit(a, keys.leo, `SELECT repeat(chr(128512), 700000) AS ${column}`);
+        const id = res.body.data.queryId;
+        const done = await settle(b, keys.leo, id);
+        expect(done.status).toBe('succeeded');
+        expect(done.result.rows[0][0] === '\u{1F600}'.repeat(700_000)).toBe(true);
+        const parts = await sharedDb(svc.db).selectFrom('async_query_parts').select('body').where('query_id', '=', id).execute();
+        expect(parts.length).toBeGreaterThanOrEqual(2);
+        partLengths.push(...parts.map((p) => p.body.length));
+        expect((await http('GET', api(a, `/query/${id}`), keys.leo)).body.data).toEqual(done);
+      }
+      // One cut was moved back a unit, off the middle of a pair.
+      expect(partLengths).toContain(PART_CHARS - 1);
+      expect(partLengths).toContain(PART_CHARS);
     });
 
     it('cancel through B stops the statement A runs: canceled from both, gone from the database server', async () => {
@@ -251,6 +272,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         result_json: 'null',
         error_json: null,
         bytes: 300,
+        parts: 0,
       }));
       for (let i = 0; i < rows.length; i += 500)
         await db

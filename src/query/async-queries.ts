@@ -140,6 +140,7 @@ export class AsyncQueries {
         result_json: null,
         error_json: null,
         bytes: 0,
+        parts: 0,
       },
       running,
     );

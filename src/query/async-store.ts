@@ -52,19 +52,63 @@ export async function insertStarted(db: SharedDb, row: AsyncRow, running: Runnin
   });
 }
 
+/** Characters of result JSON per statement: a result up to this is stored in its row. */
+export const PART_CHARS = 1024 * 1024;
+
+/** The outcome; a result over PART_CHARS goes in parts first, one statement each with a turn
+ * of the event loop between them, and the row says `succeeded` only once they are all in. */
 export async function writeFinished(db: SharedDb, view: AsyncView, bytes: number): Promise<void> {
+  const json = view.resultJson;
+  let parts = 0;
+  if (json !== null && json.length > PART_CHARS) {
+    for (let start = 0; start < json.length; parts++) {
+      let end = Math.min(start + PART_CHARS, json.length);
+      // Never between the two halves of a surrogate pair: each part is valid text.
+      const last = json.charCodeAt(end - 1);
+      if (end < json.length && last >= 0xd800 && last <= 0xdbff) end--;
+      if (parts > 0) await nextTurn();
+      await db
+        .insertInto('async_query_parts')
+        .values({ query_id: view.queryId, n: parts, body: json.slice(start, end) })
+        .execute();
+      start = end;
+    }
+  }
   await db
     .updateTable('async_queries')
     .set({
       status: view.status,
       finished_at: view.finishedAt,
       expires_at: view.expiresAt,
-      result_json: view.resultJson,
+      result_json: parts > 0 ? null : json,
       error_json: view.error === null ? null : JSON.stringify(view.error),
       bytes,
+      parts,
     })
     .where('query_id', '=', view.queryId)
     .execute();
+}
+
+/** A result stored in parts, read one part a statement. */
+async function readParts(db: SharedDb, queryId: string, parts: number): Promise<string | null> {
+  const pieces: string[] = [];
+  for (let n = 0; n < parts; n++) {
+    if (n > 0) await nextTurn();
+    const part = await db
+      .selectFrom('async_query_parts')
+      .select('body')
+      .where('query_id', '=', queryId)
+      .where('n', '=', n)
+      .executeTakeFirst();
+    // Evicted or expired while being read: as if it had gone a moment earlier.
+    if (!part) return null;
+    pieces.push(part.body);
+  }
+  return pieces.join('');
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** The row, if any and not expired. An expired one is deleted; a running one whose process
@@ -93,7 +137,12 @@ export async function loadView(db: SharedDb, queryId: string, ttlMs: number): Pr
       .execute();
     return lost;
   }
-  return viewOf(row);
+  const view = viewOf(row);
+  if (row.parts > 0) {
+    view.resultJson = await readParts(db, queryId, Number(row.parts));
+    if (view.resultJson === null) return undefined;
+  }
+  return view;
 }
 
 /** Keeps the running rows of this process's async queries alive. */

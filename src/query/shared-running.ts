@@ -60,10 +60,17 @@ export interface AsyncRow {
   result_json: string | null;
   error_json: string | null;
   bytes: number;
+  parts: number;
 }
 
-/** The two tables of migration 0011_async_queries, apart from the store's own Database type. */
-export type SharedDb = Kysely<{ async_queries: AsyncRow; running_queries: RunningRow }>;
+export interface AsyncPartRow {
+  query_id: string;
+  n: number;
+  body: string;
+}
+
+/** The tables of migration 0011_async_queries, apart from the store's own Database type. */
+export type SharedDb = Kysely<{ async_queries: AsyncRow; async_query_parts: AsyncPartRow; running_queries: RunningRow }>;
 
 export function sharedDb(db: Kysely<any>): SharedDb {
   return db as SharedDb;

@@ -19,7 +19,7 @@ import type {
 // The audit log too: no look-up reads it, and a sign-in's entry must not empty every cache.
 // Nor do the async queries' and running statements' rows (migration 0011_async_queries),
 // written by every async query and by a heartbeat while long statements run.
-const UNTRACKED = new Set(['query_history', 'audit_log', 'async_queries', 'running_queries']);
+const UNTRACKED = new Set(['query_history', 'audit_log', 'async_queries', 'async_query_parts', 'running_queries']);
 
 function tableOf(node: OperationNode | undefined): string | null {
   if (!node) return null;

@@ -25,6 +25,8 @@ export const asyncQueryMigrations: Record<string, Migration> = {
         .addColumn('heartbeat_at', 'bigint', (c) => c.notNull())
         .addColumn('expires_at', 'bigint')
         .addColumn('bytes', 'bigint', (c) => c.notNull().defaultTo(0))
+        // A result past 1 MiB is stored in `async_query_parts` instead of `result_json`.
+        .addColumn('parts', 'integer', (c) => c.notNull().defaultTo(0))
         // Last: SQLite reads a row's columns in order, through the overflow pages of a large
         // value, so nothing read without the result sits after it.
         .addColumn('error_json', 'text')
@@ -34,6 +36,15 @@ export const asyncQueryMigrations: Record<string, Migration> = {
       // The bound on finished results sums their sizes at every finish: from this index alone,
       // never from the rows holding the results.
       await db.schema.createIndex('async_queries_finished').on('async_queries').columns(['status', 'query_id', 'bytes']).execute();
+      // A large result in pieces, each written (and read) by its own statement: the SQLite
+      // store runs on the event loop, and 32 MiB in one statement held it for ~100 ms.
+      await db.schema
+        .createTable('async_query_parts')
+        .addColumn('query_id', 'text', (c) => c.notNull().references('async_queries.query_id').onDelete('cascade'))
+        .addColumn('n', 'integer', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('async_query_parts_pk', ['query_id', 'n'])
+        .execute();
       await db.schema
         .createTable('running_queries')
         .addColumn('query_id', 'text', (c) => c.primaryKey())
