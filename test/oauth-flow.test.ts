@@ -80,6 +80,46 @@ describe.each(STORES)('OAuth flow on the %s', (_name, make) => {
     expect(pathForm.as.token_endpoint).toBe(`${base}/w/other/oauth/token`);
   });
 
+  it('the host form names its own origin; forged forwarding headers are ignored without DBQ_TRUST_PROXY', async () => {
+    const hostForm = await createHarness({ DBQ_BASE_DOMAIN: 'dbq.test' });
+    try {
+      const meta = await hostForm.app.inject({
+        method: 'GET',
+        url: '/.well-known/oauth-authorization-server',
+        headers: { host: 'other.dbq.test' },
+      });
+      expect(meta.json()).toMatchObject({ issuer: 'http://other.dbq.test', token_endpoint: 'http://other.dbq.test/oauth/token' });
+      const unauth = await hostForm.app.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: { host: 'other.dbq.test', 'content-type': 'application/json' },
+        payload: '{}',
+      });
+      expect(unauth.statusCode).toBe(401);
+      expect(unauth.headers['www-authenticate']).toContain(
+        'resource_metadata="http://other.dbq.test/.well-known/oauth-protected-resource/mcp"',
+      );
+      const prm = await hostForm.app.inject({
+        method: 'GET',
+        url: '/.well-known/oauth-protected-resource/mcp',
+        headers: { host: 'other.dbq.test' },
+      });
+      expect(prm.json()).toMatchObject({ resource: 'http://other.dbq.test/mcp', authorization_servers: ['http://other.dbq.test'] });
+      const unknown = await hostForm.app.inject({
+        method: 'GET',
+        url: '/.well-known/oauth-authorization-server',
+        headers: { host: 'nosuch.dbq.test' },
+      });
+      expect(unknown.statusCode).toBe(404);
+    } finally {
+      await hostForm.close();
+    }
+    const forged = await fetch(`${base}/.well-known/oauth-authorization-server/w/other`, {
+      headers: { 'x-forwarded-host': 'evil.test', 'x-forwarded-proto': 'https' },
+    });
+    expect(((await forged.json()) as any).issuer).toBe(`${base}/w/other`);
+  });
+
   it('registers a client (RFC 7591), consents, exchanges the code with PKCE; the token works on /mcp only', async () => {
     // As the MCP SDKs register: naming the scopes they will ask for.
     const client = await register(as, { client_name: 'Test agent', redirect_uris: [REDIRECT], scope: 'dbq:read dbq:write offline_access' });

@@ -172,6 +172,14 @@ describe.each(STORES)('OAuth grants on the %s', (_name, make) => {
     expect((await h.call('POST', `/w/other/api/oauth/grants/${grant.id}/revoke`, h.otherKey)).status).toBe(404);
 
     expect((await query(t.access_token, 'SELECT 1')).status).toBe(200);
+    // lastUsedAt is bookkeeping written beside the request (not awaited by it).
+    let lastUsedAt: string | null = null;
+    for (let i = 0; i < 40 && !lastUsedAt; i++) {
+      const used = await h.call('GET', '/api/oauth/grants', h.readerKey);
+      lastUsedAt = used.body.data.grants.find((g: any) => g.id === grant.id).lastUsedAt;
+      if (!lastUsedAt) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(lastUsedAt).toBeTruthy();
     const revoked = await h.call('POST', `/api/oauth/grants/${grant.id}/revoke`, h.readerKey);
     expect(revoked.status).toBe(200);
     expect(revoked.body.data.grant.revokedAt).toBeTruthy();
