@@ -21,6 +21,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/ai-build-sql-and-explanation.test.ts',
   'test/ai-explanations-plain-english.test.ts',
   'test/ai-long-question-bounded.test.ts',
+  'test/ai-set-questions.test.ts',
   'test/ai-parse-aggregates-pass.test.ts',
   'test/ai-parse-assemble.test.ts',
   'test/ai-parse-check-grounds.test.ts',

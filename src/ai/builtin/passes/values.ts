@@ -4,7 +4,7 @@
 // Berlin"), a table named next to it, the subject's, the nearest the subject.
 import type { ColumnRef } from '../plan.ts';
 import { addCondition, claim, consume, word, type ParseState } from '../parse-state.ts';
-import { resolveColumn, resolveTable, tablesInQuestion } from '../parse-schema.ts';
+import { isChildTable, resolveColumn, resolveTable, tablesInQuestion } from '../parse-schema.ts';
 
 const NOT_PREPOSITIONS = new Set(['in', 'from', 'of', 'by', 'at', 'on', 'as', 'for', 'to', 'use', 'speak', 'equal']);
 const LINK_WORDS = new Set(['is', 'are', 'was', 'were', 'not', 'equal', 'equals', 'to', '=', '!=', '<>', 'of', 'the', 'as', 'a', 'an']);
@@ -54,12 +54,48 @@ export function readValues(state: ParseState): void {
     const negate = notAt >= 0 && !state.consumed[notAt];
     if (negate) consume(state, notAt, notAt + 1);
     claim(state, m);
-    const key = `${pick.table}.${pick.column}.${negate}`;
+    // A value inside a negated clause ("shipped but not delivered") stays apart from the
+    // others on its column: assemble.ts moves it into that clause's NOT EXISTS by position.
+    const span = state.negatedExists.find((ex) => ex.pos >= 0 && m.start >= ex.pos && m.start <= ex.end);
+    const key = `${pick.table}.${pick.column}.${negate}${span ? `.${span.pos}` : ''}`;
     const entry = byColumn.get(key) ?? { column: { table: pick.table, column: pick.column }, values: [], negate, pos: m.start };
     if (!entry.values.includes(pick.value)) entry.values.push(pick.value);
     byColumn.set(key, entry);
   }
   for (const e of byColumn.values()) {
+    // "students who have both cat and dog pets": each value on its own related row, so one
+    // EXISTS per value; IN would accept either.
+    const both = e.values.length > 1 && !e.negate && bothBefore(state, e.pos);
+    if (both && state.subject && e.column.table !== state.subject && isChildTable(state, e.column.table)) {
+      for (const v of e.values) {
+        state.negatedExists.push({
+          negate: false,
+          target: e.column.table,
+          conditions: [{ kind: 'in', column: e.column, values: [v], negate: false }],
+          pos: -1,
+          end: -1,
+        });
+      }
+      continue;
+    }
+    // "students who do not own cats", "airlines with flights from CVO but not from APG": no
+    // related row has the value (NOT EXISTS), rather than some related row lacking it.
+    if (e.negate && state.subject && e.column.table !== state.subject && isChildTable(state, e.column.table)) {
+      state.negatedExists.push({
+        negate: true,
+        target: e.column.table,
+        conditions: [{ kind: 'in', column: e.column, values: e.values, negate: false }],
+        pos: -1,
+        end: -1,
+      });
+      continue;
+    }
     addCondition(state, { kind: 'in', column: e.column, values: e.values, negate: e.negate }, e.pos);
   }
+}
+
+/** "both" a few words before the first of several values. */
+function bothBefore(state: ParseState, pos: number): boolean {
+  for (let k = pos - 1; k >= Math.max(0, pos - 3); k--) if (word(state, k) === 'both') return true;
+  return false;
 }
