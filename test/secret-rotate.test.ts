@@ -80,6 +80,25 @@ async function sqliteStoreWithSecrets(): Promise<{ dataDir: string; adminKey: st
   await runDbq(dataDir, ['user', 'create', '--workspace', 'default', '--email', 'ops@acme.test', '--role', 'admin']);
   const key = await runDbq(dataDir, ['key', 'create', '--workspace', 'default', '--user', 'ops@acme.test', '--name', 'ops', '--json']);
   expect(key.code, key.stderr).toBe(0);
+  // An SSO client secret: sealed too, bound to the workspace rather than a row id.
+  const sso = await runWithStdin(
+    { DBQ_DATA_DIR: dataDir },
+    [
+      'workspace',
+      'set-sso',
+      '--workspace',
+      'default',
+      '--issuer',
+      'https://idp.example.test',
+      '--client-id',
+      'cid',
+      '--client-secret-stdin',
+      '--allowed-domain',
+      'acme.test',
+    ],
+    'sso-client-secret\n',
+  );
+  expect(sso.code, sso.stderr).toBe(0);
   return { dataDir, adminKey: JSON.parse(key.stdout).secret };
 }
 
@@ -106,14 +125,22 @@ describe('dbq secret rotate with the data dir key file', { timeout: 120_000 }, (
       expect(q0.status, JSON.stringify(q0.body)).toBe(200);
       const res = await runDbq(dataDir, ['secret', 'rotate']);
       expect(res.code, res.stderr).toBe(0);
-      expect(res.stdout).toContain('Rotated the secret key: 2 sealed value(s) now under the new key.');
+      expect(res.stdout).toContain('Rotated the secret key: 3 sealed value(s) now under the new key.');
       expect(res.stdout).toContain('connections.secret: 2 re-sealed');
+      expect(res.stdout).toContain('workspace_sso.client_secret: 1 re-sealed');
       const next = keyOf(dataDir);
       expect(next.equals(old)).toBe(false);
       expect(fs.existsSync(path.join(dataDir, 'secret.key.new'))).toBe(false);
       expect(fs.statSync(path.join(dataDir, 'secret.key')).mode & 0o777).toBe(0o600);
       expect(sealedUnder(dataDir, [next, old])).toBe(0);
       expect(sealedValues(dataDir).map((v) => v.secret)).not.toEqual(before.map((v) => v.secret));
+      const db = new SqliteDatabase(path.join(dataDir, 'dbq.sqlite'), { readonly: true });
+      const sso = db.prepare('select workspace_id, client_secret from workspace_sso').get() as {
+        workspace_id: string;
+        client_secret: string;
+      };
+      db.close();
+      expect(createSecretBox(next).open(sso.client_secret, `sso:${sso.workspace_id}`)).toBe('sso-client-secret');
       // The running server: a new pool for pg2 opens its re-sealed password with the new key.
       const q1 = await http('POST', `${server.url}/api/query`, adminKey, { connectionId: 'pg2', sql: 'SELECT 2 AS two' });
       expect(q1.status, JSON.stringify(q1.body)).toBe(200);
@@ -155,7 +182,7 @@ describe('dbq secret rotate with the data dir key file', { timeout: 120_000 }, (
     }
     const again = await runDbq(dataDir, ['secret', 'rotate']);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toContain('Finished an interrupted rotation: 3 sealed value(s)');
+    expect(again.stdout).toContain('Finished an interrupted rotation: 4 sealed value(s)');
     expect(keyOf(dataDir).equals(pending)).toBe(true);
     expect(sealedUnder(dataDir, [pending, old])).toBe(0);
     expect(fs.existsSync(nextFile)).toBe(false);
