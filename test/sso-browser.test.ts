@@ -90,8 +90,8 @@ const auditOf = (action: string) => h.svc.db.selectFrom('audit_log').selectAll()
 describe('single sign-on', () => {
   it('shows the redirect URI to register, and never the secret', async () => {
     const res = await fetch(`${base}/api/workspace/sso`, { headers: { authorization: `Bearer ${h.adminKey}` } });
-    const body = (await res.json()) as { data: { sso: Record<string, unknown> } };
-    expect(body.data.sso).toMatchObject({ configured: true, clientSecretSet: true, redirectUri: `${base}/sso/callback` });
+    const body = (await res.json()) as { data: Record<string, unknown> };
+    expect(body.data).toMatchObject({ configured: true, clientSecretSet: true, redirectUri: `${base}/sso/callback` });
     expect(JSON.stringify(body)).not.toContain(idp.clientSecret);
   });
 

@@ -33,7 +33,7 @@ describe.each([
   it('shows SSO off, and the redirect URI to register first', async () => {
     const res = await h.call('GET', '/api/workspace/sso', h.adminKey);
     expect(res.status).toBe(200);
-    expect(res.body.data.sso).toEqual({
+    expect(res.body.data).toEqual({
       configured: false,
       issuer: null,
       clientId: null,
@@ -45,7 +45,7 @@ describe.each([
       updatedAt: null,
     });
     const other = await h.call('GET', '/w/other/api/workspace/sso', h.otherKey);
-    expect(other.body.data.sso.redirectUri).toBe('https://dbq.example.com/w/other/sso/callback');
+    expect(other.body.data.redirectUri).toBe('https://dbq.example.com/w/other/sso/callback');
   });
 
   it('is for admins only', async () => {
@@ -76,7 +76,7 @@ describe.each([
       if (field) expect(res.body.details?.field, JSON.stringify(body)).toBe(field);
       expect(res.body.error).toContain(words);
     }
-    expect((await h.call('GET', '/api/workspace/sso', h.adminKey)).body.data.sso.configured).toBe(false);
+    expect((await h.call('GET', '/api/workspace/sso', h.adminKey)).body.data.configured).toBe(false);
     expect(await h.svc.db.selectFrom('workspace_sso').selectAll().execute()).toHaveLength(0);
     expect(await audits()).toHaveLength(0);
   });
@@ -84,7 +84,7 @@ describe.each([
   it('stores the secret sealed, never returns or audits it', async () => {
     const res = await h.call('PUT', '/api/workspace/sso', h.adminKey, VALID);
     expect(res.status).toBe(200);
-    expect(res.body.data.sso).toMatchObject({
+    expect(res.body.data).toMatchObject({
       configured: true,
       issuer: VALID.issuer,
       clientId: 'dbq',
@@ -112,7 +112,7 @@ describe.each([
     const got = await h.call('GET', '/api/workspace/sso', h.adminKey);
     expect(JSON.stringify(got.body)).not.toContain(SECRET);
     // The other workspace is untouched.
-    expect((await h.call('GET', '/w/other/api/workspace/sso', h.otherKey)).body.data.sso.configured).toBe(false);
+    expect((await h.call('GET', '/w/other/api/workspace/sso', h.otherKey)).body.data.configured).toBe(false);
   });
 
   it('keeps the stored secret when a later PUT leaves it out; audits only what changed', async () => {
@@ -140,7 +140,7 @@ describe.each([
   it('DELETE turns SSO off and passwords work again', async () => {
     const res = await h.call('DELETE', '/api/workspace/sso', h.adminKey);
     expect(res.status).toBe(200);
-    expect(res.body.data.sso.configured).toBe(false);
+    expect(res.body.data.configured).toBe(false);
     expect((await signIn('correct horse')).status).toBe(200);
     expect(JSON.parse((await audits()).at(-1)!.changes!)).toMatchObject({ removed: true });
     expect((await h.call('DELETE', '/api/workspace/sso', h.adminKey)).status).toBe(404);

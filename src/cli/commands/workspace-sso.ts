@@ -80,7 +80,7 @@ export function workspaceSsoCommands(workspace: Command, ctx: CliContext): void 
           { allowHttp: svc.sso.allowHttp },
         );
         const shown = view(svc, opts.workspace.toLowerCase(), sso);
-        print(opts, { sso: shown }, describe(shown, opts.workspace.toLowerCase()));
+        print(opts, shown, describe(shown, opts.workspace.toLowerCase()));
       }),
     );
   workspace
@@ -90,7 +90,7 @@ export function workspaceSsoCommands(workspace: Command, ctx: CliContext): void 
     .action((slug: string, opts: JsonOpt) =>
       withCore(ctx, async (svc) => {
         const shown = view(svc, slug.toLowerCase(), await getSsoSettings(svc.db, slug));
-        print(opts, { sso: shown }, describe(shown, slug.toLowerCase()));
+        print(opts, shown, describe(shown, slug.toLowerCase()));
       }),
     );
   workspace
@@ -100,7 +100,7 @@ export function workspaceSsoCommands(workspace: Command, ctx: CliContext): void 
     .action((slug: string, opts: JsonOpt) =>
       withCore(ctx, async (svc) => {
         const shown = view(svc, slug.toLowerCase(), await deleteSsoSettings(svc.db, slug, cliActor()));
-        print(opts, { sso: shown }, describe(shown, slug.toLowerCase()));
+        print(opts, shown, describe(shown, slug.toLowerCase()));
       }),
     );
 }

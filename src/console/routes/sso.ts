@@ -104,7 +104,8 @@ export function ssoPageRoutes(app: FastifyInstance, svc: Services): void {
 export function ssoApiRoutes(app: FastifyInstance, svc: Services): void {
   const schema = { hide: true };
   const view = (request: FastifyRequest, settings: SsoSettings) => ({
-    sso: { ...settings, redirectUri: redirectUriFor(svc, request, webContextOf(request)) },
+    ...settings,
+    redirectUri: redirectUriFor(svc, request, webContextOf(request)),
   });
 
   app.get('/sso', { schema, config: { webPublic: true } }, async (request) => {

@@ -28,7 +28,8 @@ export function ssoRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOp
     const slug = principalOf(request).workspace.slug;
     const pathForm = Boolean((request.params as { workspace?: string } | undefined)?.workspace);
     return {
-      sso: { ...settings, redirectUri: redirectUriOf(svc.config, slug, { protocol: request.protocol, host: request.host, pathForm }) },
+      ...settings,
+      redirectUri: redirectUriOf(svc.config, slug, { protocol: request.protocol, host: request.host, pathForm }),
     };
   };
 
@@ -39,7 +40,7 @@ export function ssoRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOp
         hide,
         tags,
         summary: 'Single sign-on settings (admin); the secret is never shown',
-        response: responses(z.object({ sso: ssoSchema })),
+        response: responses(ssoSchema),
       },
     },
     async (request) => {
@@ -57,7 +58,7 @@ export function ssoRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOp
         tags,
         summary: 'Set single sign-on (admin): OIDC issuer, client, allowed email domains, default role, password sign-in',
         body: jsonSchema(ssoInputSchema),
-        response: responses(z.object({ sso: ssoSchema })),
+        response: responses(ssoSchema),
       },
     },
     async (request) => {
@@ -78,7 +79,7 @@ export function ssoRoutes(app: FastifyInstance, svc: Services, { hide }: RouteOp
         hide,
         tags,
         summary: 'Turn single sign-on off (admin); password sign-in works again',
-        response: responses(z.object({ sso: ssoSchema })),
+        response: responses(ssoSchema),
       },
     },
     async (request) => {

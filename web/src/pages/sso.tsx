@@ -51,8 +51,8 @@ export function SsoPage() {
 
   useEffect(() => {
     if (!me) return;
-    api.get<{ sso: SsoSettings }>('/sso/settings').then(
-      (d) => show(d.sso),
+    api.get<SsoSettings>('/sso/settings').then(
+      (d) => show(d),
       (err) => {
         if (!handleSignedOut(err)) setError(err instanceof ApiError ? err.message : String(err));
       },
@@ -79,8 +79,7 @@ export function SsoPage() {
         passwordSignIn: form.passwordSignIn,
       };
       if (form.clientSecret) body.clientSecret = form.clientSecret;
-      const d = await api.put<{ sso: SsoSettings }>('/sso/settings', body);
-      show(d.sso);
+      show(await api.put<SsoSettings>('/sso/settings', body));
       setNotice('Single sign-on saved.');
     } catch (err) {
       if (!handleSignedOut(err)) setError(err instanceof ApiError ? err.message : String(err));
@@ -94,8 +93,7 @@ export function SsoPage() {
     setError(null);
     setNotice(null);
     try {
-      const d = await api.del<{ sso: SsoSettings }>('/sso/settings');
-      show(d.sso);
+      show(await api.del<SsoSettings>('/sso/settings'));
       setNotice('Single sign-on removed. Password sign-in works again.');
     } catch (err) {
       if (!handleSignedOut(err)) setError(err instanceof ApiError ? err.message : String(err));
