@@ -311,7 +311,7 @@ describe('an MCP client authorized through the consent page with Read-only ticke
 });
 
 describe('a read_only user on a phone', () => {
-  it('finds Read-only forced, the lifetime capped, the page fitting 390 px, and Deny returns access_denied with no grant made', async () => {
+  it('finds Read-only forced, the lifetime capped, the page fitting 390 px, and Deny returns access_denied with no grant made and the request closed', async () => {
     const limit = await w.h.call('PATCH', '/api/workspace', w.h.adminKey, { maxKeyDays: 20 });
     expect(limit.status).toBe(200);
     const { provider } = await startFlow();
@@ -336,10 +336,15 @@ describe('a read_only user on a phone', () => {
     await noHorizontalOverflow(page);
     await shot(page, 'oauth-consent-phone');
 
+    const consentUrl = page.url();
     await page.getByRole('button', { name: 'Deny' }).click();
     const answer = await callback.next();
     expect(answer.get('error')).toBe('access_denied');
     expect(answer.get('code')).toBeNull();
+    // The back button (or a second tab) on an answered request: told so, nothing to click.
+    await page.goto(consentUrl);
+    await poll(() => page.getByRole('heading', { name: 'This request is no longer open' }).isVisible()).toBe(true);
+    await expect(page.getByRole('button', { name: 'Allow' }).count()).resolves.toBe(0);
     const grants = await w.h.call('GET', '/api/oauth/grants', w.h.readerKey);
     expect(grants.status).toBe(200);
     expect(grants.body.data.grants).toEqual([]);
