@@ -202,7 +202,12 @@ describe.each(STORES)('OAuth flow on the %s', (_name, make) => {
       error: 'invalid_redirect_uri',
       error_description: 'redirect_uris must use https, or http on a loopback address',
     });
-    for (const redirectUri of ['http://127.0.0.1:41999/callback/', 'http://127.0.0.1:41998/callback', 'https://evil.test/callback']) {
+    for (const redirectUri of [
+      'http://127.0.0.1:41999/callback/',
+      'http://127.0.0.1:41999/other',
+      'http://evil.test:41999/callback',
+      'https://evil.test/callback',
+    ]) {
       const started = await startAuthorization({ as, clientId, redirectUri });
       expect(started.status).toBe(400);
       expect(started.location).toBeNull();
@@ -210,7 +215,9 @@ describe.each(STORES)('OAuth flow on the %s', (_name, make) => {
     }
   });
 
-  it("a native client's loopback redirect may use any port (RFC 8252), nothing else", async () => {
+  it('a loopback redirect may use any port (RFC 8252), for a native client and for one that registered only loopback redirects; nothing else', async () => {
+    const anyPort = await authorize({ as, clientId, redirectUri: 'http://127.0.0.1:53118/callback', workspaceUrl: base, session });
+    expect(anyPort.callback.port).toBe('53118');
     const native = await register(as, {
       client_name: 'CLI agent',
       application_type: 'native',

@@ -150,14 +150,22 @@ export class OAuthServers {
       // documents alike) for this one made-up property, whose value is never read.
       extraClientMetadata: {
         properties: [REDIRECT_POLICY],
-        validator: (_ctx: unknown, key: string, _value: unknown, metadata: { redirect_uris?: unknown }) => {
+        validator: (_ctx: unknown, key: string, _value: unknown, metadata: { redirect_uris?: unknown; application_type?: string }) => {
           if (key !== REDIRECT_POLICY) return;
-          for (const uri of Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris : []) {
+          const uris = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris : [];
+          let loopbackOnly = uris.length > 0;
+          for (const uri of uris) {
             const url = typeof uri === 'string' ? URL.parse(uri) : null;
-            if (url?.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
+            const loopback = url?.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+            if (url?.protocol === 'http:' && !loopback) {
               throw new errors.InvalidClientMetadata('redirect_uris must use https, or http on a loopback address');
             }
+            loopbackOnly &&= loopback;
           }
+          // RFC 8252 §7.3: a loopback redirect may use any port at the time of the request (a
+          // client on the user's machine listens where it can). The library grants that to
+          // native clients; a client whose every redirect is loopback is one, whatever it said.
+          if (loopbackOnly) metadata.application_type = 'native';
         },
       },
       rotateRefreshToken: true,
