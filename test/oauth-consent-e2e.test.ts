@@ -284,6 +284,10 @@ describe('an MCP client authorized through the consent page with Read-only ticke
     await poll(() => row.textContent()).toContain('Read-only');
     await expect(row.textContent()).resolves.toContain(new URL(callback.url).host);
     await shot(page, 'connected-apps');
+    // On a phone the list scrolls inside its box; the page itself does not widen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await noHorizontalOverflow(page);
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     await row.getByRole('button', { name: `Revoke ${CLIENT_NAME}` }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
