@@ -49,7 +49,7 @@ describe('401 says how to authenticate', () => {
       // /api and MCP also name their OAuth resource metadata (RFC 9728; test/oauth-flow.test.ts).
       const resource = url.startsWith('/api') ? 'api' : url.startsWith('/ui/') ? null : 'mcp';
       const expected = resource
-        ? `Bearer realm="dbq"${method === 'POST' ? ', error="invalid_token"' : ''}, resource_metadata="http://localhost:80/.well-known/oauth-protected-resource/${resource}"`
+        ? `Bearer realm="dbq"${method === 'POST' ? ', error="invalid_token"' : ''}, resource_metadata="http://localhost/.well-known/oauth-protected-resource/${resource}"`
         : 'Bearer realm="dbq"';
       expect(res.headers['www-authenticate']).toBe(expected);
     });

@@ -70,6 +70,10 @@ describe.each(STORES)('OAuth flow on the %s', (_name, make) => {
     expect(as.scopes_supported).toEqual(expect.arrayContaining(['dbq:read', 'dbq:write', 'offline_access']));
     expect(as.authorization_response_iss_parameter_supported).toBe(true);
     expect(as.client_id_metadata_document_supported).toBe(true);
+    // Nothing is advertised that dbq does not serve: no pushed requests, no DPoP-bound tokens.
+    expect(as.pushed_authorization_request_endpoint).toBeUndefined();
+    expect(as.dpop_signing_alg_values_supported).toBeUndefined();
+    expect(as.grant_types_supported).toEqual(['authorization_code', 'refresh_token']);
     const api = await fetch(`${base}/api/connections`);
     expect(api.status).toBe(401);
     expect(api.headers.get('www-authenticate')).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/api"`);

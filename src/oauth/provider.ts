@@ -229,6 +229,10 @@ export class OAuthServers {
       },
       features: {
         devInteractions: { enabled: false },
+        // Not served: pushed requests (no route for them), DPoP (tokens are plain bearer tokens,
+        // which is what /mcp and /api check).
+        pushedAuthorizationRequests: { enabled: false },
+        dPoP: { enabled: false },
         userinfo: { enabled: false },
         introspection: { enabled: false },
         rpInitiatedLogout: { enabled: false },

@@ -41,6 +41,13 @@ export function workspacePlace(config: Config, req: RequestPlace): WorkspacePlac
   } else {
     origin = `${req.protocol}://${req.host}`.toLowerCase();
   }
+  // `https://host:443` and `https://host` are one origin; the issuer must be spelled as the
+  // library spells its endpoints (without the default port).
+  try {
+    origin = new URL(origin).origin;
+  } catch {
+    // a Host header no URL can hold: left as sent, it names nothing that works
+  }
   const path = `${prefix}${under}`;
   return { origin, path, url: `${origin}${path}` };
 }
