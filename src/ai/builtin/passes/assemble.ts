@@ -144,7 +144,15 @@ export function assemblePlan(state: ParseState): Plan {
 
   const select: Item[] = [];
   if (state.intent === 'count' || state.intent === 'aggregate') {
-    for (const g of groupBy) select.push(g);
+    // "the name and theme of each concert and the number of singers": the columns named for
+    // a grouped table are shown in place of its label (still grouped by its key).
+    const shownFor = (t: string): Item[] =>
+      explicit.filter((e) => e.kind === 'column' && e.column.table === t && !groupBy.some((g) => sameItem(g, e)));
+    for (const g of [...groupBy]) {
+      const named = g.kind === 'label' ? shownFor(g.table) : [];
+      if (named.length > 0) groupBy.splice(groupBy.indexOf(g), 1, ...named);
+      select.push(...(named.length > 0 ? named : [g]));
+    }
     for (const a of selectAggregates) select.push({ kind: 'aggregate', aggregate: a });
     if (selectAggregates.length === 0) {
       if (explicit.length > 0) select.push(...explicit);

@@ -6,7 +6,8 @@ import { DATE_VERBS, VERBS } from '../lexicon.ts';
 import type { DatePart } from '../../dialect.ts';
 import { claim, consume, fail, matchWords, skipWords, word, type ParseState } from '../parse-state.ts';
 import { dateColumnFor } from '../parse-phrases.ts';
-import { resolveColumn, resolveTable } from '../parse-schema.ts';
+import type { Item } from '../plan.ts';
+import { columnInfo, resolveColumn, resolveTable } from '../parse-schema.ts';
 
 const DATE_UNITS: Record<string, DatePart> = {
   year: 'year',
@@ -26,6 +27,8 @@ export function readGroupPhrases(state: ParseState): void {
     if (state.consumed[i]) continue;
     const n =
       matchWords(state, i, ['for|in|of|within', 'each|every']) ||
+      // "the maximum accelerate for (all) the different numbers of cylinders"
+      matchWords(state, i, ['for|across|among', 'all?', 'the?', 'different|various|distinct', 'number|numbers?', 'of?']) ||
       matchWords(state, i, ['per|each|every']) ||
       matchWords(state, i, ['grouped|broken|split|break', 'down?', 'by|per']) ||
       matchWords(state, i, ['by']) ||
@@ -52,7 +55,11 @@ export function readGroupPhrases(state: ParseState): void {
       const c = dateColumnFor(state, i);
       if (!c) fail(`no date column to group by ${unit}`);
       consume(state, i, j + 1);
-      state.groupCandidates.push({ item: { kind: 'bucket', column: c, part: unit }, pos: i, viaBy });
+      // A year stored as a number ("cars_data.year") is grouped as it is.
+      const info = columnInfo(state, c);
+      const item: Item =
+        unit === 'year' && info.year && !info.date ? { kind: 'column', column: c } : { kind: 'bucket', column: c, part: unit };
+      state.groupCandidates.push({ item, pos: i, viaBy });
       continue;
     }
     const m = mentionAt[j];
