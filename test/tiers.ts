@@ -67,6 +67,8 @@ export const SQLITE_TESTS: readonly string[] = [
   'test/sso-discovery-bounded.test.ts',
   // dbq workspace set-sso|show-sso|remove-sso through ./bin/dbq.
   'test/sso-cli.test.ts',
+  // Forged SSO callbacks: refused, limited per address, audit bounded.
+  'test/sso-callback-limited.test.ts',
   'test/history-abandoned-running-failed.test.ts',
   // Its own node:http stand-in for the AI providers on 127.0.0.1, the sample SQLite database.
   'test/ai-providers.test.ts',
@@ -119,6 +121,8 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/secret-rotate.test.ts',
   // A private PostgreSQL cluster with ssl=on and certificates made by openssl in the test.
   'test/db-tls-ca.test.ts',
+  // A private MariaDB with TLS (mariadb-install-db, mariadbd on a free port).
+  'test/db-tls-ca-mysql.test.ts',
   // Debian's nginx (docs/tls.md's example) in front of a real dbq serve.
   'test/tls-proxy-nginx.test.ts',
   'test/ai-builtin.test.ts',

@@ -62,7 +62,7 @@ export function webApp(opts: WebOptions = {}) {
         async (scope) => {
           scope.decorateRequest('dbqWeb', null);
           pageRoutes(scope, svc, shell);
-          ssoPageRoutes(scope, svc);
+          ssoPageRoutes(scope, svc, limiter);
           await scope.register(
             async (api) => {
               api.addHook('onRequest', webApiHook(svc));

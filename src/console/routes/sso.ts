@@ -15,6 +15,7 @@ import { deleteSsoSettings, getSsoSettings, setSsoSettings, ssoSignInOptions, ty
 import type { Principal } from '../../workspaces/api-keys.ts';
 import { setSessionCookie } from '../cookies.ts';
 import { createSession, deleteSession } from '../sessions.ts';
+import type { SignInLimiter } from '../sign-in-limiter.ts';
 import { loadWebContext, webContextOf, webPrincipal, type WebContext } from '../web-context.ts';
 import { safeNext } from './pages.ts';
 
@@ -42,7 +43,14 @@ function toLogin(reply: FastifyReply, ctx: WebContext, err: unknown): FastifyRep
 }
 
 /** The two pages of the sign-in round trip, beside the other pages of each workspace prefix. */
-export function ssoPageRoutes(app: FastifyInstance, svc: Services): void {
+// Refused callbacks count against the address's sign-in budget (shared with passwords, 30 per
+// 15 minutes), which also bounds the audit entries an unauthenticated client can cause. Who
+// failed is not known before the provider answers, so no per-person count applies: failures
+// go under one name and the check under another, leaving only the per-address limit.
+const SSO_FAILURE = 'sso:failure';
+const SSO_CHECK = 'sso:check';
+
+export function ssoPageRoutes(app: FastifyInstance, svc: Services, limiter: SignInLimiter): void {
   app.get('/sso/start', { schema: { hide: true } }, async (request, reply) => {
     const ctx = await loadWebContext(svc, request, reply);
     reply.header('cache-control', 'no-store');
@@ -65,13 +73,16 @@ export function ssoPageRoutes(app: FastifyInstance, svc: Services): void {
     const ctx = await loadWebContext(svc, request, reply);
     reply.header('cache-control', 'no-store');
     // One use: whatever happens next, the flow's cookie is spent.
-    const path = request.url.split('?')[0];
-    reply.header('set-cookie', flowCookie('', 0, path, ctx.cookie.secure));
+    const redirectUri = redirectUriFor(svc, request, ctx);
+    reply.header('set-cookie', flowCookie('', 0, new URL(redirectUri).pathname, redirectUri.startsWith('https:')));
     const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
+    if (limiter.retryAfter(request.ip, SSO_CHECK) > 0)
+      return toLogin(reply, ctx, new SsoSignInError('rate_limited', 'Too many sign-in attempts'));
     let admitted;
     try {
       admitted = await finishSsoSignIn(svc, ctx.workspace, { flowCookie: flowCookieValue(request), query, ip: request.ip });
     } catch (err) {
+      limiter.recordFailure(request.ip, SSO_FAILURE);
       if (!(err instanceof SsoSignInError)) throw err;
       request.log.info({ reason: err.details?.reason, err: err.message }, 'single sign-on refused');
       return toLogin(reply, ctx, err);

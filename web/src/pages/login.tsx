@@ -21,6 +21,7 @@ const SSO_ERRORS: Record<string, string> = {
   not_configured: 'Single sign-on is not set up for this workspace.',
   expired: 'The single sign-on took too long or was started in another window. Try again.',
   unreachable: 'The identity provider could not be reached. Try again later, or ask an admin.',
+  rate_limited: 'Too many sign-in attempts from your address. Try again in a few minutes.',
   failed: 'Single sign-on did not complete. Try again, or ask an admin to check its settings.',
 };
 const ssoErrorCode = new URLSearchParams(location.search).get('sso_error');
