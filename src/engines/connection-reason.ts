@@ -53,6 +53,11 @@ export function connectionReason(err: unknown): string {
   if (!(err instanceof Error)) return 'unknown error';
   const e = err as Error & ErrorFields;
   if (typeof e.code === 'string' && Object.hasOwn(TLS_REFUSALS, e.code)) return `TLS: ${TLS_REFUSALS[e.code]} (${e.code})`;
+  // mysql2 replaces the TLS layer's code with its own; the text left is Node's fixed wording of
+  // the verification failure (it carries nothing from the connection's settings).
+  if (e.code === 'HANDSHAKE_SSL_ERROR') {
+    return `TLS: the handshake failed (${err.message}): the server's certificate must chain to the connection's sslCa (or the system CAs without one) and be issued for the host name it dials`;
+  }
   if (typeof e.syscall === 'string' && typeof e.code === 'string') {
     const where =
       typeof e.address === 'string'

@@ -11,6 +11,7 @@
 // kill, classify) every method shares through private state; statements, streams, catalog
 // queries, privileges and errors are already in mysql-*.ts.
 
+import { isIP } from 'node:net';
 import mysql from 'mysql2';
 import type { PoolConnection, PoolOptions } from 'mysql2';
 import { ConnectionFailedError, DbqError, InsufficientPermissionsError, QueryTimeoutError } from '../../errors.ts';
@@ -330,6 +331,14 @@ class MysqlEngine implements Engine {
 
   private connectionOptions(): PoolOptions {
     const { host, port, database, user, password, ssl, tls } = this.config;
+    // mysql2 checks a certificate's host name only for a name: dialling an IP address it checks
+    // nothing (Node falls back to matching "localhost"), so verify-full cannot hold. Refused
+    // rather than accepted unchecked.
+    if (ssl && host && isIP(host)) {
+      throw new ConnectionFailedError(
+        `TLS to MySQL needs the host name its certificate is issued for, not the address ${host}: the driver cannot check a certificate against an IP address`,
+      );
+    }
     const tunnel = this.tunnel;
     return {
       ...(tunnel ? { stream: () => tunnel.socket(host || 'localhost', port ?? 3306) } : {}),
@@ -340,9 +349,13 @@ class MysqlEngine implements Engine {
       database,
       // ssl: verify the chain and host name (VERIFY_IDENTITY) against the connection's own CA
       // when it has one, else the system CAs; PEM text from the sealed record, never a path.
+      // mysql2 checks the host name only when told to (verifyIdentity): without it any
+      // certificate from a trusted CA was accepted for any host, which a private CA shared by
+      // several servers (or any public CA) turns into a way to stand in for the database.
       ssl: ssl
         ? {
             rejectUnauthorized: true,
+            verifyIdentity: true,
             minVersion: 'TLSv1.2',
             ...(tls?.ca ? { ca: tls.ca } : {}),
             ...(tls?.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}),
