@@ -43,11 +43,20 @@ export function toWebRequest(request: FastifyRequest, signal?: AbortSignal): Req
   return new Request(url, { method: request.method, headers, signal });
 }
 
-/** Whether the SDK routes this request to the 2026-07-28 path (see the module comment). */
-export async function isModernRequest(request: FastifyRequest): Promise<boolean> {
+/** The request as the SDK's web Request when the SDK routes it to the 2026-07-28 path (see the
+ * module comment), else null. `gone` aborts the exchange (a listen stream too) when the client
+ * goes; the same Request is then served, so it is built once. */
+export async function modernRequest(request: FastifyRequest, reply: FastifyReply): Promise<Request | null> {
   // No body (GET, DELETE): the 2025 session operations; the SDK says so too, without a Request.
-  if (request.method !== 'POST') return false;
-  return !(await isLegacyRequest(toWebRequest(request), request.body ?? null));
+  if (request.method !== 'POST') return null;
+  const gone = new AbortController();
+  const web = toWebRequest(request, gone.signal);
+  if (await isLegacyRequest(web, request.body ?? null)) return null;
+  // 'close' comes once more after a normal finish, which writableFinished tells apart.
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) gone.abort();
+  });
+  return web;
 }
 
 /** The workspace's curated tool set, as change events for its open `subscriptions/listen`
@@ -109,8 +118,12 @@ export class ModernDoor {
         // A tool call answers with one JSON body (dbq sends no progress), as on the sessions.
         responseMode: 'auto',
         // What the SDK refused (a header disagreeing with the body, an unknown revision) was
-        // answered to the client; the log keeps a line for whoever debugs that client.
-        onerror: (err) => log.info({ err: err.message }, 'mcp request refused'),
+        // answered to the client; the log keeps a line for whoever debugs that client. Anything
+        // else reaching here failed inside the SDK and was answered 500.
+        onerror: (err) =>
+          /^(Rejected|Unsupported)/.test(err.message)
+            ? log.info({ reason: err.message }, 'mcp request refused')
+            : log.warn({ err }, 'mcp request failed'),
       });
       this.handlers.set(workspaceId, handler);
     }
@@ -129,20 +142,10 @@ export async function serveModern(
   svc: Services,
   opts: StreamableRouteOptions,
   request: FastifyRequest,
-  reply: FastifyReply,
+  web: Request,
   principal: Principal,
 ): Promise<Response> {
   const door = (opts.modern.door ??= new ModernDoor(svc, opts.keepAliveMs));
-  const gone = new AbortController();
-  // 'close' comes once more after a normal finish, which writableFinished tells apart.
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) gone.abort();
-  });
-  const webRequest = toWebRequest(request, gone.signal);
-  door.logs.set(webRequest, request.log.child({ transport: 'mcp-2026-07-28' }));
-  const response = await door
-    .handlerFor(principal.workspace.id)
-    .fetch(webRequest, { authInfo: authInfoOf(principal), parsedBody: request.body ?? null });
-  void reply.header('x-request-id', request.id);
-  return response;
+  door.logs.set(web, request.log.child({ transport: 'mcp-2026-07-28' }));
+  return door.handlerFor(principal.workspace.id).fetch(web, { authInfo: authInfoOf(principal), parsedBody: request.body ?? null });
 }

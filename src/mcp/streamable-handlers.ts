@@ -48,9 +48,10 @@ export async function handle(
     // A 2026-07-28 request carries no session id; it is answered here and now by SDK v2.
     // Requests naming a session are 2025-era by construction and skip the classification.
     const modern = await modernHandlers();
-    if (await modern.isModernRequest(request)) {
+    const web = await modern.modernRequest(request, reply);
+    if (web) {
       await countMessages(svc, request, reply, principal, request.body);
-      return reply.send(await modern.serveModern(svc, opts, request, reply, principal));
+      return reply.send(await modern.serveModern(svc, opts, request, web, principal));
     }
     if (request.method !== 'POST') throw new InvalidRequestError('Invalid request: Mcp-Session-Id header is required');
     const messages = Array.isArray(request.body) ? request.body : [request.body];
