@@ -83,6 +83,8 @@ function itemText(it: Item, index: SchemaIndex, subject: string): string {
 function groupText(it: Item, index: SchemaIndex, subject: string): string {
   if (it.kind === 'label') return singularWords(it.table);
   if (it.kind === 'bucket') return `${it.part} (of ${words(it.column.column)})`;
+  // Grouped by a name: "for each teacher", not "for each name".
+  if (it.kind === 'column' && index.table(it.column.table).label.includes(it.column.column)) return singularWords(it.column.table);
   return itemText(it, index, subject);
 }
 

@@ -100,7 +100,9 @@ export function assemblePlan(state: ParseState): Plan {
   // "template type codes and the number of templates for each", "nationalities and the
   // corresponding number of people": columns named beside an aggregate, with a word that
   // asks for one value per row, are what it is grouped by.
-  const perRow = tokens.some((t) => ['each', 'every', 'per', 'corresponding', 'respective', 'respectively'].includes(t.lower));
+  const perRow = tokens.some((t) =>
+    ['each', 'every', 'per', 'corresponding', 'respective', 'respectively', 'they', 'their', 'them', 'its'].includes(t.lower),
+  );
   if (groupBy.length === 0 && perRow && (selectAggregates.length > 0 || state.intent === 'count') && explicit.length > 0) {
     for (const e of explicit) if (e.kind === 'column' && !groupBy.some((g) => sameItem(g, e))) groupBy.push(e);
   }

@@ -22,7 +22,11 @@ export function findSubject(state: ParseState): void {
   // "which year has the most concerts": a weak word ("year", "name", "type") right after
   // which/what is still the thing asked for.
   const askedWeak = (m: Mention): boolean =>
-    m.weak && m.kind === 'column' && m.start === state.headEnd && ['which', 'what'].includes(word(state, m.start - 1));
+    m.weak &&
+    m.kind === 'column' &&
+    m.start === state.headEnd &&
+    (['which', 'what'].includes(word(state, m.start - 1)) ||
+      (word(state, m.start - 1) === 'the' && ['that', 'which', 'when', 'with', 'in'].includes(word(state, m.end))));
   const strong = mentions.filter((m) => !m.weak || askedWeak(m));
   const first = strong.find((m) => m.start >= state.headEnd && m.kind !== 'value') ?? strong.find((m) => m.kind !== 'value');
   // "who …" asks for people.
