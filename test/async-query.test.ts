@@ -8,6 +8,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AsyncQueries } from '../src/query/async-queries.ts';
+import { sharedDb } from '../src/query/shared-running.ts';
 import { authenticateKey } from '../src/workspaces/api-keys.ts';
 import { createHarness, MYSQL_URL, PG_URL, workspaceSqliteDir, type Harness } from './support/harness.ts';
 import { backendsRunning } from './support/pg-activity.ts';
@@ -236,6 +237,44 @@ describe('retention', () => {
       }
     } finally {
       await short.close();
+    }
+  });
+
+  it('closing the services cuts a running async query (stored failed, shutting_down) instead of waiting for it', async () => {
+    const own = await createHarness();
+    let closed = false;
+    try {
+      await own.call('POST', '/api/connections', own.adminKey, { name: 'pg', url: PG_URL });
+      const marker = `async_close_${Date.now()}`;
+      const res = await own.call('POST', '/api/query', own.adminKey, {
+        connectionId: 'pg',
+        sql: `SELECT pg_sleep(30) /* ${marker} */`,
+        async: true,
+      });
+      const id = res.body.data.queryId;
+      await until('the statement to run', () => pgHas(marker), 2_000);
+      const outcomes: string[] = [];
+      const db = own.svc.db;
+      const started = Date.now();
+      // Read the stored outcome just before the store closes.
+      const close = own.svc.store.close.bind(own.svc.store);
+      own.svc.store.close = async () => {
+        const row = await sharedDb(db)
+          .selectFrom('async_queries')
+          .select(['status', 'error_json'])
+          .where('query_id', '=', id)
+          .executeTakeFirst();
+        outcomes.push(JSON.stringify(row));
+        return close();
+      };
+      await own.close();
+      closed = true;
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(outcomes[0]).toContain('"status":"failed"');
+      expect(outcomes[0]).toContain('shutting_down');
+      await pgGone(marker);
+    } finally {
+      if (!closed) await own.close();
     }
   });
 

@@ -11,13 +11,13 @@
 // statement through `running_queries` (shared-running.ts).
 import type { Kysely } from 'kysely';
 import { keyAllowsConnection } from '../access/scope.ts';
-import { DbqError, QueryNotFoundError } from '../errors.ts';
+import { DbqError, QueryNotFoundError, ShuttingDownError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import { StopController } from '../engines/stop.ts';
 import { executePrepared, prepareQuery, statusOf, type QueryInput } from './run.ts';
-import { runningSince, type RunningQueries, type RunningQueryView } from './running.ts';
+import { runningSince, SHUTDOWN_CUT_MESSAGE, type RunningQueries, type RunningQueryView } from './running.ts';
 import {
   evict,
   heartbeat,
@@ -218,10 +218,14 @@ export class AsyncQueries {
     return this.local.size;
   }
 
-  /** Stops the timers; waits for the outcomes still being written. */
+  /** Stops the timers; cuts what still runs (a server's drain has done so already, after its
+   * grace period) and waits, bounded, for the outcomes being written. */
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    await Promise.allSettled([...this.local.values()].map((e) => e.done));
+    for (const e of this.local.values()) {
+      if (e.view.status === 'running') e.controller.abort(new ShuttingDownError(SHUTDOWN_CUT_MESSAGE));
+    }
+    await waitAtMost(Promise.allSettled([...this.local.values()].map((e) => e.done)), CANCEL_WAIT_MS);
     if (this.ownsShared) await this.shared.close();
   }
 

@@ -7,7 +7,7 @@ import { ShuttingDownError } from '../errors.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 
 /** What the history and the client are told about a statement the grace period cut. */
-const SHUTDOWN_CUT_MESSAGE = 'Query was canceled: the server is shutting down';
+export const SHUTDOWN_CUT_MESSAGE = 'Query was canceled: the server is shutting down';
 
 export interface RunningQuery {
   queryId: string;
