@@ -122,6 +122,12 @@ describe('dbq store copy', { timeout: 120_000 }, () => {
     expect(human.stdout).toMatch(/query_history\s+3 → 3/);
     expect(human.stdout).toContain('Next: start dbq with DBQ_STORE_URL set');
 
+    // The copy is at the SQLite store's migrations: nothing pending for a server to run.
+    const status = await runDbq(dataDir, ['migrate', 'status', '--json'], { env: { DBQ_STORE_URL: url } });
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout).pending).toEqual([]);
+    expect(JSON.parse(status.stdout).applied.at(-1).name).toBe(out.migration);
+
     const server = await startDbq({ DBQ_DATA_DIR: dataDir, DBQ_STORE_URL: url, DBQ_LOG_LEVEL: 'warn' });
     try {
       // A key made before the copy, a connection whose password was sealed before it.
