@@ -91,8 +91,12 @@ export function assemblePlan(state: ParseState): Plan {
       plan.orderBy.push({ item: g.item, dir: 'ASC' });
       continue;
     }
-    // "the email of every customer": without an aggregate, "every" only means all.
-    if (!isAggregate && g.item.kind !== 'bucket') continue;
+    // "the email of every customer": without an aggregate, "every" only means all; a column
+    // read as the group ("each owner's first name") is then a column to show.
+    if (!isAggregate && g.item.kind !== 'bucket') {
+      if (g.item.kind === 'column' && !explicit.some((e) => sameItem(e, g.item))) explicit.unshift(g.item);
+      continue;
+    }
     groupBy.push(g.item);
     if (g.item.kind === 'bucket' && state.orderBy.length === 0) plan.orderBy.push({ item: g.item, dir: 'ASC' });
   }

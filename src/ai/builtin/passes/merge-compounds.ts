@@ -24,6 +24,47 @@ export function mergeCompounds(state: ParseState): void {
     mentions.splice(k, 2, merged);
     for (let i = merged.start; i < merged.end; i++) mentionAt[i] = merged;
   }
+  // "first, middle, and last name" / "first and second line": words before a two-word
+  // column, each naming a column with the same last word ("middle name", "first name").
+  for (const m of [...mentions]) {
+    if (m.kind !== 'column' || m.end - m.start !== 2) continue;
+    const tail = tokens[m.end - 1].lemma;
+    const tables = new Set(m.cands.map((c) => c.table));
+    let i = m.start - 1;
+    const added: ColumnMention[] = [];
+    while (i >= 0) {
+      if (word(state, i) === 'and' || word(state, i) === 'or') {
+        i--;
+        continue;
+      }
+      const w = tokens[i].lemma;
+      const linked = mentionAt[i];
+      // "middle" may already link to middle_name on its own: keep it and read on.
+      if (
+        linked &&
+        linked.kind === 'column' &&
+        linked.end - linked.start === 1 &&
+        linked.cands.some((c) => state.index.col(c.table, c.column)?.words.join(' ') === `${w} ${tail}`)
+      ) {
+        i--;
+        continue;
+      }
+      if (linked || tokens[i].kind !== 'word') break;
+      const cands = [...tables].flatMap((t) => {
+        const col = state.index.tables.get(t)?.cols.find((c) => c.words.join(' ') === `${w} ${tail}`);
+        return col ? [{ table: t, column: col.name, score: 1 }] : [];
+      });
+      if (cands.length === 0) break;
+      added.push({ kind: 'column', start: i, end: i + 1, cands, weak: false });
+      i--;
+    }
+    if (added.length === 0) continue;
+    for (const a of added) {
+      mentions.push(a);
+      mentionAt[a.start] = a;
+    }
+    mentions.sort((x, y) => x.start - y.start);
+  }
   // "first and last name(s)" → first_name, last_name.
   for (let i = 0; i + 3 < tokens.length; i++) {
     if (word(state, i) !== 'first' || word(state, i + 1) !== 'and' || word(state, i + 2) !== 'last' || tokens[i + 3].lemma !== 'name')
