@@ -346,4 +346,19 @@ describe.each(STORES)('OAuth flow on the %s', (_name, make) => {
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_target');
   });
+
+  // Last: it spends this address's budget.
+  it('registrations from one address share its failed-authentication budget: past it, 429', async () => {
+    let status = 201;
+    for (let i = 0; i < 25 && status === 201; i++) {
+      const res = await fetch(as.registration_endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: `Flood ${i}`, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+      });
+      status = res.status;
+      await res.body?.cancel();
+    }
+    expect(status).toBe(429);
+  });
 });

@@ -17,6 +17,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WorkspaceNotFoundError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { addressedWorkspace } from '../../http-kit/auth.ts';
+import { limitAuthFailure } from '../../limits/http.ts';
 import { protectedResourceMetadata, workspacePlace, type ResourceKind, type WorkspacePlace } from '../../oauth/urls.ts';
 import { findWorkspace, type Workspace } from '../../workspaces/workspaces.ts';
 
@@ -96,6 +97,10 @@ export async function oauthServerRoutes(app: FastifyInstance, svc: Services): Pr
         schema: { hide: true },
         bodyLimit: FORM_BODY_LIMIT,
         handler: async (request, reply) => {
+          // Registration is open (RFC 7591) and each one is a row in the store: registrations
+          // from one address share its failed-authentication budget (src/limits/http.ts), so
+          // an address cannot fill the store faster than it could guess keys.
+          if (route.path === '/oauth/register') await limitAuthFailure(svc, request);
           const uid = (request.params as { uid?: string }).uid;
           await toProvider(svc, request, reply, uid === undefined ? route.path : `/oauth/authorize/${encodeURIComponent(uid)}`);
         },
