@@ -107,6 +107,16 @@ export function readOrderPhrases(state: ParseState): void {
       } else if (d.dir && tokens.slice(i, d.end).some((y) => y.lower === 'order' || y.lower === 'descending' || y.lower === 'ascending')) {
         // "list the earnings in descending order": the thing asked for, sorted.
         if (state.orderBy.length > 0) continue;
+        // "sort the shops by number of products in descending order": the key after "by".
+        let by = -1;
+        for (let k = i - 1; k >= Math.max(0, i - 6); k--) if (word(state, k) === 'by' && !state.consumed[k]) by = k;
+        const keyed = by >= 0 ? measurePhraseAt(state, by + 1) : null;
+        if (keyed && keyed.end <= i) {
+          consume(state, by, keyed.end);
+          consume(state, i, d.end);
+          state.orderBy.push({ item: keyed.item, dir: d.dir });
+          continue;
+        }
         consume(state, i, d.end);
         state.orderBy.push({ item: { kind: 'label', table: '' }, dir: d.dir });
         continue;

@@ -135,21 +135,24 @@ export function readSuperlatives(state: ParseState): void {
       // "the most arriving flights", "the most enrolled students": a word or two that link
       // to nothing may qualify the counted table.
       for (let k = j; k < j + 2 && !mentionAt[j] && k < tokens.length; k++) {
-        if (
-          mentionAt[k + 1]?.kind === 'table' &&
-          !state.consumed[k] &&
-          tokens[k].kind === 'word' &&
-          /(ing|ed)$/.test(tokens[k].lower) &&
-          !mentionAt[k]
-        ) {
+        if (mentionAt[k] || state.consumed[k] || tokens[k].kind !== 'word' || !/(ing|ed)$/.test(tokens[k].lower)) break;
+        const next = mentionAt[k + 1];
+        // Not "the most populated countries" when countries are what is listed.
+        if (next?.kind === 'table' && resolveTable(next) !== state.subject) {
           j = k + 1;
           break;
         }
-        if (mentionAt[k] || state.consumed[k]) break;
       }
       const m = mentionAt[j];
       const dir = ['most', 'highest', 'largest', 'biggest', 'greatest'].includes(word(state, i)) ? 'DESC' : 'ASC';
-      if (m && m.kind === 'table' && resolveTable(m) !== (state.asked?.kind === 'table' ? state.asked.table : null)) {
+      // "the 5 largest countries" is a size, not a count of countries per name.
+      const sizeWord = ['largest', 'biggest', 'smallest', 'highest', 'lowest', 'greatest'].includes(word(state, i)) && mostFewest === 1;
+      if (
+        m &&
+        m.kind === 'table' &&
+        resolveTable(m) !== (state.asked?.kind === 'table' ? state.asked.table : null) &&
+        !(sizeWord && resolveTable(m) === state.subject)
+      ) {
         claim(state, m);
         consume(state, i, j);
         state.orderBy.unshift({
