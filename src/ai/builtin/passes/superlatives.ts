@@ -35,6 +35,9 @@ export function superlativeItem(state: ParseState, superlative: SuperKind, at: n
     case 'column': {
       const c = findColumn(state, superlative.words, preferTables, (x) => x.numeric || x.date);
       if (c) return asItem(c);
+      // An age or weight stored as text (common in SQLite files) in the table asked about.
+      const own = subject ? findColumn(state, superlative.words, [subject], (x) => x.words.length === 1) : null;
+      if (own) return { kind: 'column', column: own };
       if (superlative.words.includes('age')) {
         const d = dateColumnFor(state, at);
         return d ? { kind: 'column', column: d } : null;
@@ -206,6 +209,23 @@ export function readSuperlatives(state: ParseState): void {
             state.wantsEntityGroup = true;
             continue;
           }
+        }
+      }
+    }
+    // "the first student to register", "the last transcript released": first/last before
+    // a table (not part of a name such as "first name") is its date, earliest or latest.
+    if (['first', 'last', 'latest', 'earliest'].includes(word(state, i)) && !mentionAt[i] && word(state, i - 1) === 'the') {
+      const t = mentionAt[i + 1];
+      if (t && t.kind === 'table' && resolveTable(t) === state.subject && state.limit === null) {
+        const d = dateColumnFor(state, i + 1);
+        if (d) {
+          consume(state, i, i + 1);
+          state.orderBy.unshift({
+            item: { kind: 'column', column: d },
+            dir: ['first', 'earliest'].includes(word(state, i)) ? 'ASC' : 'DESC',
+          });
+          state.limit = 1;
+          continue;
         }
       }
     }
