@@ -37,9 +37,20 @@ export function readEqualities(state: ParseState): void {
     if (m && m.kind === 'column' && m.start === i && !['named', 'called', 'titled'].includes(word(state, i))) {
       const c = resolveColumn(state, m);
       const info = columnInfo(state, c);
-      const k = skipWords(state, m.end, ['of', 'is', 'equal', 'equals', 'to', '=', 'exactly', 'was', 'either']);
+      const k = skipWords(state, m.end, ['of', 'is', 'are', 'was', 'were', 'equal', 'equals', 'to', '=', 'exactly', 'either']);
       const v = numberAt(state, k);
-      if (v !== null && (info.numeric || info.year)) {
+      // A number stored as text (an age in a SQLite file) is compared as the text it is.
+      // Only a column named in full ("age", not "line" of line_1) and a short number ("32",
+      // not a phone number whose leading zero the number token lost).
+      const asText =
+        info.text &&
+        !info.pk &&
+        !info.fk &&
+        !info.date &&
+        !/\d/.test(c.column) &&
+        m.cands.some((x) => x.score >= 0.9) &&
+        /^[1-9]\d{0,3}$/.test(tokens[k]?.raw ?? '');
+      if (v !== null && (info.numeric || info.year || asText)) {
         claim(state, m);
         // "aged either 32 or 33", "3, 4 or 5 stars": alternatives on one column.
         const values: number[] = [v];
@@ -51,7 +62,8 @@ export function readEqualities(state: ParseState): void {
           e += step + 1;
         }
         consume(state, m.end, e);
-        if (values.length > 1) addCondition(state, { kind: 'in', column: c, values, negate: false }, i);
+        const typed = asText && !info.numeric ? values.map((x) => String(x)) : values;
+        if (typed.length > 1 || asText) addCondition(state, { kind: 'in', column: c, values: typed, negate: false }, i);
         else addCondition(state, { kind: 'compare', column: c, op: '=', value: v }, i);
         continue;
       }
