@@ -49,6 +49,8 @@ const SKIP_BACK = new Set([
   'total',
   'own',
   'than',
+  // "whose level is not higher than 4": the negation is read by the caller.
+  'not',
 ]);
 
 /** What a comparison is about, looking back from the comparator at i. */
