@@ -18,7 +18,9 @@ describe('builtin explanations in plain English', () => {
 
   it('reads a superlative as finding the row, not as a sort with a limit', () => {
     expect(explain('Which city has the most customers?')).toBe('Finds the city with the most customers.');
-    expect(explain('What is the most expensive product?')).toBe('Finds the product (name) with the highest price.');
+    expect(explain('What is the most expensive product?')).toBe(
+      'Finds the product (name) with the highest price (all of them when several tie).',
+    );
   });
 
   it('reads related rows as what the rows have, and a calendar year as "in 2025"', () => {

@@ -312,6 +312,32 @@ export function buildSql(plan: Plan, index: SchemaIndex, dialect: EngineName): B
   };
 
   const whereSql: string[] = outerConds.map((c) => condSql(c, outerRef));
+  // Superlatives keep their ties: "the oldest singer" is every singer of the highest age,
+  // not one of them picked by LIMIT 1. Done where the row's own column is the key on a single
+  // table; the conditions apply inside the subquery too.
+  const only = plan.orderBy[0];
+  const tieKey =
+    plan.limit === 1 &&
+    plan.orderBy.length === 1 &&
+    only.item.kind === 'column' &&
+    only.item.column.table === base &&
+    !hasAgg &&
+    groupBy.length === 0 &&
+    tree.nodes.size === 1 &&
+    downConds.length === 0 &&
+    plan.exists.length === 0 &&
+    plan.counts.length === 0 &&
+    // "the age of the oldest dog": tied rows would only repeat the one value.
+    !select.every((it) => sameItem(it, only.item))
+      ? only.item.column
+      : null;
+  if (tieKey) {
+    const inner = outerConds.map((c) => condSql(c, (r) => q(r.column)));
+    whereSql.push(
+      `${outerRef(tieKey)} = (SELECT ${only.dir === 'DESC' ? 'MAX' : 'MIN'}(${q(tieKey.column)}) FROM ${tableRef(d, index.table(base))}${inner.length > 0 ? ` WHERE ${inner.join(' AND ')}` : ''})`,
+    );
+    orderSql.length = 0;
+  }
   if (downConds.length > 0) {
     // Group by the first step out of the base: conditions on one branch share one EXISTS.
     const groups = new Map<string, Condition[]>();
@@ -353,11 +379,11 @@ export function buildSql(plan: Plan, index: SchemaIndex, dialect: EngineName): B
   if (groupSql.length > 0) sql += `\nGROUP BY ${groupSql.join(', ')}`;
   if (havingSql.length > 0) sql += `\nHAVING ${havingSql.join(' AND ')}`;
   if (orderSql.length > 0) sql += `\nORDER BY ${orderSql.join(', ')}`;
-  if (plan.limit !== null) sql += `\nLIMIT ${plan.limit}`;
+  if (plan.limit !== null && !tieKey) sql += `\nLIMIT ${plan.limit}`;
 
   const tables = new Set<string>(tree.nodes.keys());
   for (const c of downConds) tables.add(c.column.table);
   for (const e of plan.exists) tables.add(e.target);
   for (const c of plan.counts) tables.add(c.target);
-  return { sql, explanation: explainPlan(plan, { ...plan, select, groupBy }, index), tables: [...tables] };
+  return { sql, explanation: explainPlan(plan, { ...plan, select, groupBy }, index, tieKey !== null), tables: [...tables] };
 }

@@ -184,7 +184,7 @@ function extremeText(it: Item, dir: 'ASC' | 'DESC', index: SchemaIndex, subject:
 
 /** One sentence on what the SQL does. `plan` is the parser's; `full` has the SELECT list and
  * GROUP BY that buildSql completed (grouped columns added to the select list and back). */
-export function explainPlan(plan: Plan, full: Plan, index: SchemaIndex): string {
+export function explainPlan(plan: Plan, full: Plan, index: SchemaIndex, ties = false): string {
   const subject = plan.subject;
   const aggItems = full.select.filter((s): s is Extract<Item, { kind: 'aggregate' }> => s.kind === 'aggregate');
   const groups = full.groupBy;
@@ -228,7 +228,7 @@ export function explainPlan(plan: Plan, full: Plan, index: SchemaIndex): string 
         : shownCols.length > 0 && !labelText
           ? `${joinAnd(shownCols.map((p) => itemText(p, index, subject)))} of the ${singularWords(subject)}`
           : `the ${singularWords(subject)}${labelText}`;
-    s = `Finds ${target} with ${extremeText(o.item, o.dir, index, subject)}`;
+    s = `Finds ${target} with ${extremeText(o.item, o.dir, index, subject)}${ties ? ' (all of them when several tie)' : ''}`;
     const shown = aggItems.filter((a) => JSON.stringify(a) !== JSON.stringify(o.item));
     if (shown.length > 0) s += `, showing ${joinAnd(shown.map((a) => aggText(a.aggregate, subject)))}`;
   } else if (aggItems.length > 0 && plain.length === 0) {
