@@ -146,6 +146,8 @@ export async function serveModern(
   principal: Principal,
 ): Promise<Response> {
   const door = (opts.modern.door ??= new ModernDoor(svc, opts.keepAliveMs));
-  door.logs.set(web, request.log.child({ transport: 'mcp-2026-07-28' }));
+  // The request's own logger (its request id); a child logger per request costs more than
+  // the line it would tag.
+  door.logs.set(web, request.log);
   return door.handlerFor(principal.workspace.id).fetch(web, { authInfo: authInfoOf(principal), parsedBody: request.body ?? null });
 }

@@ -1,6 +1,7 @@
 // Many tool calls in one MCP session against a dbq in its own process, with that process's
 // heap read between them (test/mcp-session-heap.test.ts, `bench/mcp.ts --soak`). The server
-// is test/support/mcp-heap-server.ts, forked with --expose-gc; its heap comes over IPC.
+// is test/support/mcp-heap-server.ts, forked with --expose-gc; its heap comes over IPC. With
+// PROF_DIR set, the server also writes a CPU profile there (--cpu-prof) when it exits.
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,7 +58,7 @@ export interface HeapServer {
 /** Forks the heap server (its connection `pg` is `pgUrl`, by default the machine's PostgreSQL). */
 export async function startHeapServer(pgUrl?: string): Promise<HeapServer> {
   const child: ChildProcess = fork(SERVER, pgUrl ? [pgUrl] : [], {
-    execArgv: ['--expose-gc', '--import', 'tsx'],
+    execArgv: ['--expose-gc', '--import', 'tsx', ...(process.env.PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROF_DIR}`] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const next = <T>(t: string): Promise<T> =>
