@@ -89,7 +89,11 @@ export async function buildApp(svc: Services, opts: AppOptions = {}): Promise<Fa
           'Run SQL on PostgreSQL, MySQL/MariaDB and SQLite connections of a workspace. Every response is an envelope: {"success":true,"data":{…}} or {"success":false,"error":"…","code":"…"}.',
       },
       servers: [{ url: '/', description: 'default workspace (also /w/{slug})' }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'dbq_… API key, or an OAuth access token (docs/oauth.md)' } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'dbq_… API key, or an OAuth access token (docs/oauth.md)' },
+        },
+      },
       security: [{ bearer: [] }],
     },
   });

@@ -87,15 +87,13 @@ function assembleTables(tables: TableRow[], columns: ColumnRow[], keys: ForeignK
     return table;
   });
   for (const c of columns) {
-    byOid
-      .get(c.rel)
-      ?.columns.push({
-        name: c.name,
-        type: c.type,
-        nullable: c.nullable,
-        primaryKey: c.primaryKey,
-        ...(c.comment ? { description: c.comment } : {}),
-      });
+    byOid.get(c.rel)?.columns.push({
+      name: c.name,
+      type: c.type,
+      nullable: c.nullable,
+      primaryKey: c.primaryKey,
+      ...(c.comment ? { description: c.comment } : {}),
+    });
   }
   for (const k of keys) {
     byOid.get(k.rel)?.foreignKeys.push({
