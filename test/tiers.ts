@@ -17,6 +17,7 @@
 // a matter of seconds; a slow pure test belongs in unit all the same.
 
 export const UNIT_TESTS: readonly string[] = [
+  'test/web-audit-actions-match.test.ts',
   'test/annotations-merge-unit.test.ts',
   // The builtin AI generator's passes and SQL on a hand-made shop schema; no database.
   'test/ai-build-sql-and-explanation.test.ts',

@@ -16,6 +16,8 @@ interface AuditEntry {
 }
 
 // The actions of GET /audit (src/audit/audit.ts), for the filter.
+// The audit actions the API knows (src/audit/audit.ts AUDIT_ACTIONS), in its order: the browser
+// app does not import server modules, so test/web-audit-actions-match.test.ts holds the two equal.
 const ACTIONS = [
   'key.created',
   'key.revoked',
@@ -36,7 +38,12 @@ const ACTIONS = [
   'workspace.settings_changed',
   'session.signed_in',
   'session.sign_in_failed',
+  'sso.configured',
   'setup.used',
+  'oauth.client_registered',
+  'oauth.authorized',
+  'oauth.revoked',
+  'oauth.refresh_reuse_detected',
 ];
 const SOURCE_LABEL: Record<AuditEntry['source'], string> = { api: 'API', cli: 'CLI', ui: 'Web', sso: 'SSO' };
 
