@@ -12,6 +12,7 @@
 //   with validated: false. The SQL is still useful to read and fix by hand, and nothing ran:
 //   running it later goes through /query and its own guard.
 // Dependencies are passed in (no singletons) so the route, MCP tool and tests share this.
+import type { RefusalKind } from '../guard/verdict.ts';
 import type { EngineName } from '../engines/engine.ts';
 import { DbqError, GenerationFailedError } from '../errors.ts';
 import { extractSql } from './extract-sql.ts';
@@ -51,6 +52,8 @@ export interface GuardVerdict {
   kind: 'read' | 'write' | 'rejected' | 'invalid';
   statementType: string;
   reason?: string;
+  /** Why it is not a read, as a kind (`unparseable`: the parser could not read it). */
+  refusal?: RefusalKind;
 }
 
 export interface GenerateDeps {
@@ -119,7 +122,7 @@ export async function generateSql(deps: GenerateDeps, prompt: string): Promise<G
           ? `statement rejected: ${verdict.reason ?? 'not a single valid statement'}`
           : verdict.kind === 'invalid'
             ? `the database cannot compile it: ${verdict.reason ?? 'syntax error'}`
-            : verdict.statementType === 'UNKNOWN'
+            : verdict.refusal === 'unparseable'
               ? `${READ_ONLY_MESSAGE}, and this SQL could not be parsed as one${verdict.reason ? ` (${verdict.reason})` : ''}`
               : `${READ_ONLY_MESSAGE} (got ${verdict.statementType}${verdict.reason ? `: ${verdict.reason}` : ''})`;
       lastGuardError = error;
