@@ -7,11 +7,11 @@ import type { Principal } from '../../workspaces/api-keys.ts';
 import { clearSessionCookie, setSessionCookie } from '../cookies.ts';
 import { createSession, csrfTokenFor, deleteSession } from '../sessions.ts';
 import { redeemSetupToken, workspaceHasUsers } from '../../workspaces/setup-token.ts';
-import { checkPassword } from '../sign-in.ts';
+import { checkPassword, startSignedInSession } from '../sign-in.ts';
 import type { SignInLimiter } from '../sign-in-limiter.ts';
 import { RateLimitedError } from '../../errors.ts';
 import { webContextOf, webPrincipal } from '../web-context.ts';
-import { actorOf, inTransaction, recordAudit } from '../../audit/audit.ts';
+import { inTransaction, recordAudit } from '../../audit/audit.ts';
 import { assertPasswordSignInAllowed } from '../../sso/sso-settings.ts';
 
 const loginSchema = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1024) }).strict();
@@ -75,25 +75,7 @@ export function sessionApiRoutes(app: FastifyInstance, svc: Services, limiter: S
       throw err;
     }
     limiter.recordSuccess(request.ip, input.email);
-    // A new token on every sign-in (never reuse the one the browser brought: session fixation).
-    if (ctx.session) await deleteSession(svc.db, ctx.session.id);
-    const principal: Principal = {
-      workspace: { id: ctx.workspace.id, slug: ctx.workspace.slug, plan: ctx.workspace.plan },
-      user: { id: user.id, email: user.email, role: user.role, accountRole: user.role },
-      apiKey: null,
-    };
-    // The session and its entry are committed together.
-    const session = await inTransaction(svc.db, async (trx) => {
-      const created = await createSession(trx, { workspaceId: ctx.workspace.id, userId: user.id });
-      await recordAudit(trx, {
-        workspaceId: ctx.workspace.id,
-        actor: actorOf(principal, request.ip, 'ui'),
-        action: 'session.signed_in',
-        target: { type: 'user', id: user.id, name: user.email },
-      });
-      return created;
-    });
-    setSessionCookie(reply, session.token, session.expiresAt, ctx.cookie);
+    const { principal, session } = await startSignedInSession(svc, request, reply, ctx, user, 'ui');
     return ok({ signedIn: true, ...me(principal, session.token) });
   });
 

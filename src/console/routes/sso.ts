@@ -4,7 +4,7 @@
 // word from a fixed list the page turns into a sentence (never text from the URL shown as is).
 // Under /ui/api: what the sign-in page offers (public), and the admins' settings page.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { actorOf, inTransaction, recordAudit } from '../../audit/audit.ts';
+import { actorOf } from '../../audit/audit.ts';
 import { SsoSignInError } from '../../errors.ts';
 import { requireAdmin } from '../../http-kit/auth.ts';
 import { ok } from '../../http-kit/schema.ts';
@@ -12,11 +12,9 @@ import type { Services } from '../../services.ts';
 import { CALLBACK_PATH, redirectUriOf } from '../../sso/redirect-uri.ts';
 import { finishSsoSignIn, FLOW_COOKIE, startSsoSignIn } from '../../sso/sso-flow.ts';
 import { deleteSsoSettings, getSsoSettings, setSsoSettings, ssoSignInOptions, type SsoSettings } from '../../sso/sso-settings.ts';
-import type { Principal } from '../../workspaces/api-keys.ts';
-import { setSessionCookie } from '../cookies.ts';
-import { createSession, deleteSession } from '../sessions.ts';
 import type { SignInLimiter } from '../sign-in-limiter.ts';
 import { loadWebContext, webContextOf, webPrincipal, type WebContext } from '../web-context.ts';
+import { startSignedInSession } from '../sign-in.ts';
 import { safeNext } from './pages.ts';
 
 function flowCookie(value: string, maxAgeSeconds: number, path: string, secure: boolean): string {
@@ -87,26 +85,7 @@ export function ssoPageRoutes(app: FastifyInstance, svc: Services, limiter: Sign
       request.log.info({ reason: err.details?.reason, err: err.message }, 'single sign-on refused');
       return toLogin(reply, ctx, err);
     }
-    const { user } = admitted;
-    // A new token on every sign-in (never the one the browser brought: session fixation).
-    if (ctx.session) await deleteSession(svc.db, ctx.session.id);
-    const principal: Principal = {
-      workspace: { id: ctx.workspace.id, slug: ctx.workspace.slug, plan: ctx.workspace.plan },
-      user: { id: user.id, email: user.email, role: user.role, accountRole: user.role },
-      apiKey: null,
-    };
-    const session = await inTransaction(svc.db, async (trx) => {
-      const created = await createSession(trx, { workspaceId: ctx.workspace.id, userId: user.id });
-      await recordAudit(trx, {
-        workspaceId: ctx.workspace.id,
-        actor: actorOf(principal, request.ip, 'sso'),
-        action: 'session.signed_in',
-        target: { type: 'user', id: user.id, name: user.email },
-        changes: { method: 'sso' },
-      });
-      return created;
-    });
-    setSessionCookie(reply, session.token, session.expiresAt, ctx.cookie);
+    await startSignedInSession(svc, request, reply, ctx, admitted.user, 'sso');
     return reply.redirect(admitted.next, 302);
   });
 }
