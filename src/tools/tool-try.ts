@@ -8,13 +8,12 @@
 // change data by surprise, so the first attempt answers 400 `write_needs_confirmation` and the
 // editor asks before sending it again.
 import { z } from 'zod';
-import { DEFAULT_STATEMENT_TIMEOUT_MS } from '../engines/engine.ts';
 import { InvalidRequestError } from '../errors.ts';
-import { runQuery, type QueryResult, type RunOptions } from '../query/run.ts';
+import type { QueryResult, RunOptions } from '../query/run.ts';
 import type { Services } from '../services.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 import type { ToolParameter } from './tool-params.ts';
-import { bindRun, createToolSchema, guard, parseOr400, resolveConnection, validateDefinition } from './tools.ts';
+import { createToolSchema, guard, parseOr400, resolveConnection, runDefinition, validateDefinition } from './tools.ts';
 
 /** The name a nameless draft is checked under (a name is not needed to try it). */
 const DRAFT_NAME = 'draft';
@@ -46,19 +45,6 @@ export async function tryToolDraft(
       reason: 'write_needs_confirmation',
     });
   }
-  const bound = await bindRun(draft.sql, connection.engine, parameters, params, principal);
-  const result = await runQuery(
-    svc,
-    principal,
-    {
-      connectionId: connection.id,
-      sql: bound.sql,
-      params: bound.params,
-      maxRows: draft.maxRows,
-      timeoutMs: DEFAULT_STATEMENT_TIMEOUT_MS,
-      rowFormat: 'arrays',
-    },
-    opts,
-  );
+  const result = await runDefinition(svc, principal, { connection, sql: draft.sql, parameters, maxRows: draft.maxRows }, params, opts);
   return { ...result, statementKind: kind };
 }

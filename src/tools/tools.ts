@@ -349,21 +349,36 @@ async function liveRowFor(svc: Services, principal: Principal, name: string): Pr
   return row;
 }
 
-/** The statement a run sends: the caller's `params` checked against the parameters (400
- * naming `params.<name>`), the caller's own values bound from the principal. */
-export async function bindRun(
-  sql: string,
-  engine: StoredConnectionRow['engine'],
-  parameters: ToolParameter[],
-  params: unknown,
+/** Runs a definition's statement once: the caller's `params` checked against its parameters
+ * (400 naming `params.<name>`), the caller's own values bound from the principal, then runQuery
+ * with the definition's row limit. A saved tool's run and the editor's try of a draft. */
+export async function runDefinition(
+  svc: Services,
   principal: Principal,
-): Promise<{ sql: string; params: unknown[] }> {
+  definition: { connection: Pick<StoredConnectionRow, 'id' | 'engine'>; sql: string; parameters: ToolParameter[]; maxRows: number },
+  params: unknown,
+  opts: Pick<RunOptions, 'source' | 'signal' | 'controller' | 'admitted' | 'tool'>,
+): Promise<QueryResult> {
+  const { connection, sql, parameters } = definition;
   const values = await resolveParamValues(parameters, params);
   values.set('caller.email', principal.user.email);
   values.set('caller.userId', principal.user.id);
   values.set('caller.keyId', principal.apiKey?.id ?? null);
-  const placeholders = findPlaceholders(sql, engine);
-  return bindPlaceholders(sql, engine, placeholders, new Map(parameters.map((p) => [p.name, p.type])), values);
+  const placeholders = findPlaceholders(sql, connection.engine);
+  const bound = bindPlaceholders(sql, connection.engine, placeholders, new Map(parameters.map((p) => [p.name, p.type])), values);
+  return runQuery(
+    svc,
+    principal,
+    {
+      connectionId: connection.id,
+      sql: bound.sql,
+      params: bound.params,
+      maxRows: definition.maxRows,
+      timeoutMs: DEFAULT_STATEMENT_TIMEOUT_MS,
+      rowFormat: 'arrays',
+    },
+    opts,
+  );
 }
 
 /** Runs a tool with the caller's `params`: checked against the definition (400 naming
@@ -377,20 +392,8 @@ export async function runTool(
 ): Promise<ToolRunResult> {
   const row = await liveRowFor(svc, principal, name);
   const connection = await getConnectionFor(svc, principal, row.connection_id);
-  const bound = await bindRun(row.sql, connection.engine, JSON.parse(row.parameters) as ToolParameter[], params, principal);
   const tool = { name: row.name, version: Number(row.version) };
-  const result = await runQuery(
-    svc,
-    principal,
-    {
-      connectionId: connection.id,
-      sql: bound.sql,
-      params: bound.params,
-      maxRows: Number(row.max_rows),
-      timeoutMs: DEFAULT_STATEMENT_TIMEOUT_MS,
-      rowFormat: 'arrays',
-    },
-    { ...opts, tool },
-  );
+  const definition = { connection, sql: row.sql, parameters: JSON.parse(row.parameters) as ToolParameter[], maxRows: Number(row.max_rows) };
+  const result = await runDefinition(svc, principal, definition, params, { ...opts, tool });
   return { ...result, tool };
 }
