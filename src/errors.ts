@@ -264,6 +264,24 @@ export class StorageFullError extends DbqError {
   }
 }
 
+/** A connection's sealed secrets do not open with this server's secret key: the key was lost,
+ * replaced, or is not the one the store was sealed with (a restore without its key). Not the
+ * caller's fault and nothing a retry fixes, but worth more than a bare 500: it names the
+ * connection and the two ways back. The key itself is never in it. */
+export class SecretUnreadableError extends DbqError {
+  constructor(connectionName: string, cause?: unknown) {
+    super(
+      'secret_unreadable',
+      500,
+      `The stored secrets of connection ${connectionName} cannot be opened with this server's secret key ` +
+        '(was the key lost or replaced?). Put the key back (docs/upgrading.md), or set the password again: ' +
+        'a connection update that gives a new password replaces the unreadable secrets.',
+      { connection: connectionName },
+      cause,
+    );
+  }
+}
+
 /** The workspace turned password sign-in off (its people sign in with SSO): refused before
  * any password is checked, so the answer says nothing about the account. */
 export class PasswordSignInDisabledError extends DbqError {

@@ -111,6 +111,7 @@ export const SQLITE_TESTS: readonly string[] = [
 ];
 
 export const INTEGRATION_TESTS: readonly string[] = [
+  'test/secret-key-lost-clear-error.test.ts',
   // dbq store copy into fresh PostgreSQL databases, and dbq serve on the copy.
   'test/store-copy.test.ts',
   // OAuth 2.1 for agents against real dbq servers over HTTP, SQLite and PostgreSQL stores.

@@ -3,7 +3,7 @@
 // under the connection's id (the row has no column for each), the bastion's public part is
 // JSON, and toEngineConfig makes the config a pool opens with. connections.ts (the records and
 // their storage) uses these and offers them to its callers with the rest of the connection API.
-import { InvalidRequestError } from '../errors.ts';
+import { InvalidRequestError, SecretUnreadableError } from '../errors.ts';
 import type { EngineConfig } from '../engines/engine.ts';
 import type { SshSettings } from '../engines/ssh/ssh-tunnel.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
@@ -56,7 +56,15 @@ export function publicSsh(ssh: SshSettings | null | undefined): string | null {
 }
 
 function openSecrets(row: ConnectionRow, secretBox: SecretBox): Secrets {
-  return row.secret ? (JSON.parse(secretBox.open(row.secret, row.id)) as Secrets) : {};
+  if (!row.secret) return {};
+  let plain: string;
+  try {
+    plain = secretBox.open(row.secret, row.id);
+  } catch (err) {
+    // GCM's tag refused every key of the ring: a lost or other key, never a wrong password.
+    throw new SecretUnreadableError(row.name, err);
+  }
+  return JSON.parse(plain) as Secrets;
 }
 
 export function fieldsOf(row: ConnectionRow, secretBox: SecretBox): ConnectionFields {

@@ -3,13 +3,13 @@
 import type { Kysely } from 'kysely';
 import { inTransaction, recordAudit, type Actor } from '../audit/audit.ts';
 import { z } from 'zod';
-import { ConflictError, ConnectionNotFoundError, InvalidRequestError } from '../errors.ts';
+import { ConflictError, ConnectionNotFoundError, InvalidRequestError, SecretUnreadableError } from '../errors.ts';
 import { ENGINE_NAMES, type ReadAccess } from '../engines/engine.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { ConnectionRow, Database } from '../store/schema.ts';
 import type { Memo } from '../store/store.ts';
 import { checkConnectionTarget, type ConnectionTargets } from './connection-targets.ts';
-import type { ConnectionFields } from './connection-url.ts';
+import { parseConnectionUrl, type ConnectionFields } from './connection-url.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
 import { resolveSqlitePath, workspaceSqliteDir } from '../sqlite-files/sqlite-path.ts';
 import { createdChanges, secretsOf, updatedChanges } from './connection-audit.ts';
@@ -297,9 +297,10 @@ export async function updateConnection(
 ): Promise<ConnectionRecord> {
   if (input.createReader) throw new InvalidRequestError('createReader is handled by changeConnection', { field: 'createReader' });
   const row = await getConnectionRow(deps.db, workspaceId, idOrName);
-  const fields = resolveSettings(input, fieldsOf(row, deps.secretBox));
+  const old = storedSettings(row, deps.secretBox, input);
+  const fields = resolveSettings(input, old.fields);
   // Reader credentials belong to one server: a connection moved to another engine drops them.
-  const reader = resolveReader(input, fields, fields.engine === row.engine ? readerOf(row, deps.secretBox) : null);
+  const reader = resolveReader(input, fields, fields.engine === row.engine ? old.reader : null);
   await checkWhere(deps, fields, async () => workspaceSqliteDir(deps.sqliteDir, row.workspace_slug));
   if (input.name !== undefined) await assertNameFree(deps.db, workspaceId, input.name, row.id);
   const { workspace_slug: _slug, ...stored } = row;
@@ -323,18 +324,33 @@ export async function updateConnection(
   };
   const { id: _id, workspace_id: _ws, created_at: _c, ...changes } = updated;
   const record = toRecord(updated);
-  const audited = updatedChanges(
-    toRecord(row),
-    record,
-    secretsOf(fieldsOf(row, deps.secretBox), readerOf(row, deps.secretBox)),
-    secretsOf(fields, reader),
-  );
+  const audited = updatedChanges(toRecord(row), record, secretsOf(old.fields, old.reader), secretsOf(fields, reader));
   await inTransaction(deps.db, async (trx) => {
     await trx.updateTable('connections').set(changes).where('id', '=', row.id).execute();
     if (Object.keys(audited).length === 0) return;
     await recordAudit(trx, { workspaceId, actor, action: 'connection.updated', target: connectionTarget(record), changes: audited });
   });
   return record;
+}
+
+/** The stored settings an update starts from. Secrets this server's key cannot open (a lost or
+ * replaced key) stop an update, unless it gives a new password (in `password` or the URL): then
+ * they are replaced, not merged, since nothing of them can be read — the way back short of
+ * removing the connection, which would drop its grants and change its id. Any other update keeps
+ * refusing, so a key put back later still opens what is stored. */
+function storedSettings(
+  row: ConnectionRow,
+  secretBox: SecretBox,
+  input: { password?: string | null; url?: string },
+): { fields: ConnectionFields; reader: ReaderCredentials | null } {
+  try {
+    return { fields: fieldsOf(row, secretBox), reader: readerOf(row, secretBox) };
+  } catch (err) {
+    const newPassword = typeof input.password === 'string' || (input.url !== undefined && parseConnectionUrl(input.url).password !== null);
+    if (!(err instanceof SecretUnreadableError) || !newPassword) throw err;
+    const unsealed = { ...row, secret: null };
+    return { fields: fieldsOf(unsealed, secretBox), reader: readerOf(unsealed, secretBox) };
+  }
 }
 
 export async function deleteConnection(
