@@ -345,6 +345,9 @@ describe('a read_only user on a phone', () => {
     const answer = await callback.next();
     expect(answer.get('error')).toBe('access_denied');
     expect(answer.get('code')).toBeNull();
+    // The browser's own navigation to the callback must have landed first, or the next goto is
+    // interrupted by it (the callback server answers before the page's load event).
+    await page.waitForURL(/\/callback\?error=access_denied/);
     // The back button (or a second tab) on an answered request: told so, nothing to click.
     await page.goto(consentUrl);
     await poll(() => page.getByRole('heading', { name: 'This request is no longer open' }).isVisible()).toBe(true);
