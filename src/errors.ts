@@ -336,4 +336,5 @@ export const ERROR_CLASSES = [
   ShuttingDownError,
   QueryTimeoutError,
   StorageFullError,
+  SecretUnreadableError,
 ] as const;
