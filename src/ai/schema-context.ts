@@ -119,41 +119,43 @@ function describeNote(item: { description?: string; synonyms?: string[] }): stri
 export function renderSchema(ctx: SchemaContext, opts: RenderOptions = {}): string {
   const wanted = opts.tables ? new Set(opts.tables) : null;
   const maxSamples = opts.maxSamples ?? 10;
-  const d = ctx.engine;
   const out: string[] = [];
-  for (const t of ctx.tables) {
-    if (wanted && !wanted.has(t.name)) continue;
-    const lines: string[] = [];
-    for (const c of t.columns) {
-      let line = `  ${quoteIdent(d, c.name)} ${c.type || 'TEXT'}${c.nullable ? '' : ' NOT NULL'},`;
-      const notes: string[] = [];
-      const meaning = describeNote(c);
-      if (meaning) notes.push(meaning);
-      const sample = ctx.samples[sampleKey(t.name, c.name)];
-      if (sample && sample.length > 0) {
-        const shown = sample
-          .slice(0, maxSamples)
-          .map((v) => `'${v.replace(/'/g, "''")}'`)
-          .join(', ');
-        notes.push(`values: ${shown}${sample.length > maxSamples ? ', …' : ''}`);
-      }
-      if (notes.length > 0) line += ` -- ${notes.join('; ')}`;
-      lines.push(line);
-    }
-    const pk = t.columns.filter((c) => c.primaryKey).map((c) => quoteIdent(d, c.name));
-    if (pk.length > 0) lines.push(`  PRIMARY KEY (${pk.join(', ')}),`);
-    for (const fk of t.foreignKeys) {
-      const ref = tableRef(d, { schema: fk.refSchema, name: fk.refTable });
-      lines.push(
-        `  FOREIGN KEY (${fk.columns.map((c) => quoteIdent(d, c)).join(', ')}) REFERENCES ${ref} (${fk.refColumns.map((c) => quoteIdent(d, c)).join(', ')}),`,
-      );
-    }
-    // Drop the separator after the last element, keeping any trailing comment.
-    const last = lines.length - 1;
-    lines[last] = lines[last].replace(/,(?=( -- .*)?$)/, '');
-    const kind = t.kind === 'view' ? 'VIEW' : 'TABLE';
-    const about = describeNote(t);
-    out.push(`${about ? `-- ${about}\n` : ''}CREATE ${kind} ${tableRef(d, t)} (\n${lines.join('\n')}\n);`);
-  }
+  for (const t of ctx.tables) if (!wanted || wanted.has(t.name)) out.push(renderTable(ctx, t, maxSamples));
   return out.join('\n\n');
+}
+
+/** One table's CREATE TABLE text, as renderSchema writes it. */
+export function renderTable(ctx: SchemaContext, t: SchemaContext['tables'][number], maxSamples = 10): string {
+  const d = ctx.engine;
+  const lines: string[] = [];
+  for (const c of t.columns) {
+    let line = `  ${quoteIdent(d, c.name)} ${c.type || 'TEXT'}${c.nullable ? '' : ' NOT NULL'},`;
+    const notes: string[] = [];
+    const meaning = describeNote(c);
+    if (meaning) notes.push(meaning);
+    const sample = ctx.samples[sampleKey(t.name, c.name)];
+    if (sample && sample.length > 0) {
+      const shown = sample
+        .slice(0, maxSamples)
+        .map((v) => `'${v.replace(/'/g, "''")}'`)
+        .join(', ');
+      notes.push(`values: ${shown}${sample.length > maxSamples ? ', …' : ''}`);
+    }
+    if (notes.length > 0) line += ` -- ${notes.join('; ')}`;
+    lines.push(line);
+  }
+  const pk = t.columns.filter((c) => c.primaryKey).map((c) => quoteIdent(d, c.name));
+  if (pk.length > 0) lines.push(`  PRIMARY KEY (${pk.join(', ')}),`);
+  for (const fk of t.foreignKeys) {
+    const ref = tableRef(d, { schema: fk.refSchema, name: fk.refTable });
+    lines.push(
+      `  FOREIGN KEY (${fk.columns.map((c) => quoteIdent(d, c)).join(', ')}) REFERENCES ${ref} (${fk.refColumns.map((c) => quoteIdent(d, c)).join(', ')}),`,
+    );
+  }
+  // Drop the separator after the last element, keeping any trailing comment.
+  const last = lines.length - 1;
+  lines[last] = lines[last].replace(/,(?=( -- .*)?$)/, '');
+  const kind = t.kind === 'view' ? 'VIEW' : 'TABLE';
+  const about = describeNote(t);
+  return `${about ? `-- ${about}\n` : ''}CREATE ${kind} ${tableRef(d, t)} (\n${lines.join('\n')}\n);`;
 }

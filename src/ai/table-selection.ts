@@ -14,7 +14,7 @@
 import { questionWords } from '../annotations/examples.ts';
 import { relevance } from '../schema/search-objects.ts';
 import type { SchemaTable } from '../engines/engine.ts';
-import { renderSchema, sampleKey, type SchemaContext } from './schema-context.ts';
+import { renderTable, sampleKey, type SchemaContext } from './schema-context.ts';
 
 /** Characters of CREATE TABLE text a prompt may carry (about 3,000 tokens). */
 export const SCHEMA_BUDGET_CHARS = 12_000;
@@ -102,7 +102,8 @@ export function chooseTables(
   budget = SCHEMA_BUDGET_CHARS,
 ): TableChoice {
   const names = ctx.tables.map((t) => t.name);
-  const sizes = new Map(ctx.tables.map((t) => [t.name, renderSchema(ctx, { tables: [t.name] }).length + 2]));
+  // Each table measured once, as renderSchema writes it (plus its blank-line separator).
+  const sizes = new Map(ctx.tables.map((t) => [t.name, renderTable(ctx, t).length + 2]));
   let total = 0;
   for (const size of sizes.values()) total += size;
   if (total <= budget) return { tables: names, all: true };
