@@ -62,9 +62,3 @@ export function applyAnnotations(tables: SchemaTable[], annotations: Annotations
     return { ...withNote(t, note), columns };
   });
 }
-
-/** One table with its note, for describe_table. */
-export function annotateTable(table: SchemaTable, all: SchemaTable[], annotations: Annotations): SchemaTable {
-  const merged = applyAnnotations(all, annotations);
-  return merged[all.indexOf(table)] ?? table;
-}
