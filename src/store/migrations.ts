@@ -361,10 +361,20 @@ export interface MigrationStatus {
   unknown: Array<{ name: string; executedAt: string }>;
 }
 
+/** Whether the migrator's table exists: one catalog look-up (this runs at every start), not
+ * an introspection of every table and column. */
+async function migrationTableExists(db: Kysely<any>): Promise<boolean> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    const { rows } = await sql<{ found: string | null }>`select to_regclass(${MIGRATION_TABLE})::text as found`.execute(db);
+    return rows[0]?.found != null;
+  }
+  const { rows } = await sql`select 1 from sqlite_master where type = 'table' and name = ${MIGRATION_TABLE}`.execute(db);
+  return rows.length > 0;
+}
+
 /** What the store has run against what this code knows, read without migrating anything. */
 export async function readMigrationStatus(db: Kysely<any>): Promise<MigrationStatus> {
-  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
-  const ran = tables.some((t) => t.name === MIGRATION_TABLE)
+  const ran = (await migrationTableExists(db))
     ? await db.selectFrom(MIGRATION_TABLE).select(['name', 'timestamp']).orderBy('name').execute()
     : [];
   const known = Object.keys(migrations).sort();
