@@ -81,7 +81,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   await upgradeSqliteDir(store.db, config.sqliteDir, logger);
   const secretKey = loadSecretKey(config.secretKey, config.dataDir);
   // Follows the data dir's key files through a `dbq secret rotate` (secret-box.ts).
-  const secretBox = loadSecretBox(config.secretKey, config.dataDir);
+  const secretBox = loadSecretBox(config.secretKey, config.dataDir, secretKey);
   const engineOptions = (row: ConnectionRow) => ({
     sqliteWorkspaceDir: row.engine === 'sqlite' ? workspaceSqliteDir(config.sqliteDir, slugOf(row)) : null,
     maxConnections: row.max_connections,

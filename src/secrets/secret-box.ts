@@ -89,9 +89,9 @@ const KEY_FILE_RECHECK_MS = 1_000;
  * secret.key) it seals with the new key and opens with both; once the rotation has replaced
  * secret.key it uses that. So servers on the data dir keep opening every secret through a
  * rotation without a restart. A value no key opens makes it look at the files again at once.
+ * `first`: the key already loaded by the caller, so start-up reads the key file once.
  */
-export function loadSecretBox(configured: string | null, dataDir: string): SecretBox {
-  const first = loadSecretKey(configured, dataDir);
+export function loadSecretBox(configured: string | null, dataDir: string, first = loadSecretKey(configured, dataDir)): SecretBox {
   if (configured) return createSecretBox(first);
   const current = path.join(dataDir, KEY_FILE);
   const next = path.join(dataDir, NEXT_KEY_FILE);
