@@ -78,8 +78,21 @@ async function toProvider(svc: Services, request: FastifyRequest, reply: Fastify
   await new Promise<void>((resolve) => {
     reply.raw.once('finish', resolve);
     reply.raw.once('close', resolve);
-    provider.callback()(raw, reply.raw);
+    handlerOf(provider)(raw, reply.raw);
   });
+}
+
+// Koa's callback() composes the provider's whole middleware chain each time it is called:
+// once per provider, not once per request.
+type Provider = Awaited<ReturnType<Services['oauth']['providerFor']>>;
+const handlers = new WeakMap<Provider, ReturnType<Provider['callback']>>();
+function handlerOf(provider: Provider): ReturnType<Provider['callback']> {
+  let handler = handlers.get(provider);
+  if (handler === undefined) {
+    handler = provider.callback();
+    handlers.set(provider, handler);
+  }
+  return handler;
 }
 
 export async function oauthServerRoutes(app: FastifyInstance, svc: Services): Promise<void> {
