@@ -67,3 +67,19 @@ export function parsePort(value: string): number {
   if (!/^\d+$/.test(value) || !Number.isInteger(port) || port > 65535) throw new InvalidArgumentError('not a port number (0-65535).');
   return port;
 }
+
+/** A JSON file named on the command line (`-`: standard input); its mistakes are 400s naming
+ * the file, as a request body's would be. */
+export function readJsonFile(file: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (err) {
+    throw new InvalidRequestError(`Cannot read ${file}: ${(err as Error).message}`, { field: 'file' });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new InvalidRequestError(`${file} is not valid JSON: ${(err as Error).message}`, { field: 'file' });
+  }
+}

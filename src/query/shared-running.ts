@@ -17,7 +17,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from '../logger.ts';
 import { newId } from '../ids.ts';
 import { statusOf } from './history-entry.ts';
-import type { RunningQueries, RunningQuery } from './running.ts';
+import { runningSince, type RunningQueries, type RunningQuery } from './running.ts';
 
 /** A statement runs this long before the other processes see it. */
 export const PUBLISH_AFTER_MS = 1_000;
@@ -86,7 +86,7 @@ export function runningRowOf(q: Omit<RunningQuery, 'controller' | 'done'>, insta
     connection_name: q.connectionName,
     sql: q.sql,
     source: q.source,
-    started_at: new Date(q.startedAt).toISOString(),
+    started_at: runningSince(q),
     heartbeat_at: now,
     cancel_requested: 0,
     outcome: null,

@@ -1,14 +1,13 @@
 // dbq connection annotate: replace a connection's annotations (descriptions, synonyms, example
 // questions with their SQL) from a JSON file, as PUT /api/connections/{id}/annotations takes
 // it; the local operator is the audited actor. `--show` prints the version in force.
-import fs from 'node:fs';
 import type { Command } from 'commander';
 import { annotationsOf, putAnnotations } from '../../annotations/annotations.ts';
 import { cliActor } from '../../audit/audit.ts';
 import { getConnectionRow } from '../../connections/connections.ts';
 import { InvalidRequestError } from '../../errors.ts';
 import { getWorkspace } from '../../workspaces/workspaces.ts';
-import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
+import { type CliContext, type JsonOpt, print, readJsonFile, withCore } from '../core.ts';
 
 const FILE_HELP = `
 The file holds one JSON object, as PUT /api/connections/{id}/annotations takes it:
@@ -28,20 +27,6 @@ The file holds one JSON object, as PUT /api/connections/{id}/annotations takes i
 
 The file replaces the whole document as its next version. Every table and column must exist on
 the connection and every example's SQL must be a read its guard accepts. See docs/ai.md.`;
-
-function readJsonFile(file: string): unknown {
-  let text: string;
-  try {
-    text = fs.readFileSync(file === '-' ? 0 : file, 'utf8');
-  } catch (err) {
-    throw new InvalidRequestError(`Cannot read ${file}: ${(err as Error).message}`, { field: 'file' });
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new InvalidRequestError(`${file} is not valid JSON: ${(err as Error).message}`, { field: 'file' });
-  }
-}
 
 export function connectionAnnotateCommand(connection: Command, ctx: CliContext): void {
   connection

@@ -1,15 +1,14 @@
 // dbq tool create|list|show|update|delete: curated tools, from the machine that holds the
 // store. Changes are audited with the local operator as actor, and connected MCP sessions of
 // the workspace are sent tools/list_changed within about a second (src/tools/tool-changes.ts).
-import fs from 'node:fs';
 import type { Command } from 'commander';
 import { cliActor } from '../../audit/audit.ts';
 import { createTool, deleteTool, listTools, updateTool, type ToolRecord } from '../../tools/tools.ts';
-import { InvalidRequestError, ToolNotFoundError } from '../../errors.ts';
+import { ToolNotFoundError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { getWorkspace } from '../../workspaces/workspaces.ts';
 import { connectionNames, named, type ConnectionNames } from '../connection-names.ts';
-import { type CliContext, type JsonOpt, print, withCore } from '../core.ts';
+import { type CliContext, type JsonOpt, print, readJsonFile, withCore } from '../core.ts';
 
 const FILE_HELP = `
 The file holds one JSON object, as POST /api/tools takes it:
@@ -29,20 +28,6 @@ The file holds one JSON object, as POST /api/tools takes it:
 Types: string integer number boolean date enum (with "values") array (with "items").
 Constraints: min max maxLength pattern. :caller.email, :caller.userId and :caller.keyId are
 bound from the caller. See docs/tools.md.`;
-
-function readJsonFile(file: string): unknown {
-  let text: string;
-  try {
-    text = fs.readFileSync(file === '-' ? 0 : file, 'utf8');
-  } catch (err) {
-    throw new InvalidRequestError(`Cannot read ${file}: ${(err as Error).message}`, { field: 'file' });
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new InvalidRequestError(`${file} is not valid JSON: ${(err as Error).message}`, { field: 'file' });
-  }
-}
 
 async function operatorOf(svc: Services, slug: string) {
   const ws = await getWorkspace(svc.db, slug);
