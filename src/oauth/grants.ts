@@ -12,7 +12,7 @@ import { inTransaction, recordAudit, type Actor } from '../audit/audit.ts';
 import { parseStoredScope, type KeyScope } from '../access/scope.ts';
 import type { Database } from '../store/schema.ts';
 import type { Memo } from '../store/store.ts';
-import { PRINCIPAL_COLUMNS, toPrincipal, type Principal } from '../workspaces/api-keys.ts';
+import { LAST_USED_RESOLUTION_MS, lastUsedWriteDue, PRINCIPAL_COLUMNS, toPrincipal, type Principal } from '../workspaces/api-keys.ts';
 import { artifactKey } from './adapter.ts';
 import { asStoreTransaction, oauthDb, type OAuthGrantRow } from './tables.ts';
 import type { ResourceKind } from './urls.ts';
@@ -172,9 +172,6 @@ export function looksLikeAccessToken(presented: string): boolean {
   return ACCESS_TOKEN.test(presented);
 }
 
-const LAST_USED_RESOLUTION_MS = 60_000;
-const lastUsedWrites = new Map<string, number>();
-
 /** Resolves an access token to its principal for one resource of the dbq door, or throws
  * InvalidApiKeyError (the same 401 for every reason: unknown, expired, revoked, another
  * resource, user disabled). */
@@ -226,11 +223,4 @@ export async function authenticateAccessToken(db: Kysely<Database>, token: strin
     scope: parseStoredScope(row.scope),
     expiresAt: row.grantExpiresAt,
   });
-}
-
-function lastUsedWriteDue(grantId: string, now: number): boolean {
-  if (now - (lastUsedWrites.get(grantId) ?? 0) <= LAST_USED_RESOLUTION_MS) return false;
-  if (lastUsedWrites.size >= 10_000) lastUsedWrites.clear();
-  lastUsedWrites.set(grantId, now);
-  return true;
 }

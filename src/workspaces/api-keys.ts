@@ -75,14 +75,14 @@ export function toPrincipal(
 
 // lastUsedAt is informational; writing it on every request would turn each read into a
 // store write. Once a minute per key is enough to answer "is this key still in use?".
-const LAST_USED_RESOLUTION_MS = 60_000;
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 // With look-ups memoised (store.memo) the row may carry a last_used_at older than the last
 // write of it (on PostgreSQL that write notifies no other process: migration 0008), so each
 // process also remembers when it last wrote a key's last_used_at.
+// OAuth grants (src/oauth/grants.ts) share it: their ids are another id space than keys'.
 const lastUsedWrites = new Map<string, number>();
-function lastUsedWriteDue(keyId: string): boolean {
-  const now = Date.now();
+export function lastUsedWriteDue(keyId: string, now = Date.now()): boolean {
   if (now - (lastUsedWrites.get(keyId) ?? 0) <= LAST_USED_RESOLUTION_MS) return false;
   if (lastUsedWrites.size >= 10_000) lastUsedWrites.clear();
   lastUsedWrites.set(keyId, now);
