@@ -13,7 +13,8 @@ import { principalOf, requireAdmin } from '../../http-kit/auth.ts';
 import { jsonSchema, ok, parseInput, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
 
-const scopeSchema = z.object({
+/** A key's scope in responses (OpenAPI); an OAuth grant's scope is the same shape. */
+export const scopeSchema = z.object({
   readOnly: z.boolean().optional(),
   connections: z.array(z.string()).optional().describe('Connection ids'),
   toolsOnly: z.boolean().optional(),

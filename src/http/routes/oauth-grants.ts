@@ -9,13 +9,7 @@ import { grantView, listGrants, revokeGrant } from '../../oauth/grants.ts';
 import { principalOf, requireAdmin } from '../../http-kit/auth.ts';
 import { ok, parseInput, responses } from '../../http-kit/schema.ts';
 import type { RouteOptions } from './index.ts';
-
-const scopeSchema = z.object({
-  readOnly: z.boolean().optional(),
-  connections: z.array(z.string()).optional().describe('Connection ids'),
-  toolsOnly: z.boolean().optional(),
-  tools: z.array(z.string()).optional(),
-});
+import { scopeSchema } from './keys.ts';
 
 export const oauthGrantSchema = z.object({
   id: z.string(),
