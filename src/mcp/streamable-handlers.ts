@@ -47,9 +47,10 @@ export async function handle(
     principal = await authenticateRequest(svc, request, key);
     // A 2026-07-28 request carries no session id; it is answered here and now by SDK v2.
     // Requests naming a session are 2025-era by construction and skip the classification.
-    const modern = await modernHandlers();
-    const web = await modern.modernRequest(request, reply);
-    if (web) {
+    // Only a POST can be one: a GET or DELETE without a session does not load SDK v2 to learn that.
+    const modern = request.method === 'POST' ? await modernHandlers() : null;
+    const web = modern ? await modern.modernRequest(request, reply) : null;
+    if (modern && web) {
       await countMessages(svc, request, reply, principal, request.body);
       return reply.send(await modern.serveModern(svc, opts, request, web, principal));
     }
