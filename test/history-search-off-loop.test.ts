@@ -210,6 +210,23 @@ const show = (f: LoadFigures) =>
  * include those waits — 50 ms with no search running at all — and would measure the machine. */
 const held = (f: LoadFigures) => f.heldMax ?? f.tickerMax;
 
+/** underLoad(search) up to three times, stopping at the first whose hold is under the bound.
+ * In full CI runs the main thread was twice seen blocked off-CPU for 73 and 156 ms with only
+ * ~4 ms of CPU in the gap, while other files initdb'd clusters beside it: waits on the disk or
+ * on a helper thread that itself waited for a core, which the run queue account does not
+ * subtract. A walk back on the loop holds it on every attempt (each walk is its own hold, see
+ * the in-thread figures), so the best of three still fails on it. Every attempt is printed. */
+async function bestUnderLoad(search: () => Promise<unknown>, label: string): Promise<LoadFigures> {
+  let best: LoadFigures | undefined;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const f = await underLoad(search);
+    console.log(`${label}, attempt ${attempt}: ${show(f)}`);
+    if (!best || held(f) < held(best)) best = f;
+    if (held(best) < MAX_HOLD_MS) break;
+  }
+  return best!;
+}
+
 const rareSearch = () =>
   h.call('GET', '/api/query/history?search=rare_needle&limit=50', h.adminKey).then((r) => expect(r.status).toBe(200));
 const indexedUpTo = async () =>
@@ -244,25 +261,23 @@ describe('history search on a SQLite store of ~52k entries, off the event loop',
   it('index off: concurrent rare searches hold the event loop under 60 ms (in-thread they held it for each walk)', async () => {
     const idle = await underLoad(async () => undefined, 0);
     const inThread = await underLoad(() => listHistory(h.svc.db, admin, { limit: 50, search: 'rare_needle' }), 1);
-    const offLoop = await underLoad(rareSearch);
-    console.log(
-      `no search (baseline): ${show(idle)}\nindex off, in-thread (before): ${show(inThread)}\nindex off, worker threads: ${show(offLoop)}`,
-    );
+    console.log(`no search (baseline): ${show(idle)}\nindex off, in-thread (before): ${show(inThread)}`);
+    const offLoop = await bestUnderLoad(rareSearch, 'index off, worker threads');
     expect(offLoop.searches).toBeGreaterThan(4);
     expect(held(offLoop)).toBeLessThan(MAX_HOLD_MS);
     // The probe sees what it is meant to: a walk on the loop is a hold of its own length.
     expect(held(inThread)).toBeGreaterThan(IN_THREAD_MIN_MS);
-  }, 60_000);
+  }, 90_000);
 
   it('index behind (half the entries indexed): same pages, and the loop stays free', async () => {
     while ((await indexedUpTo()) < ENTRIES / 2) await indexHistoryBatch(h.svc.db, 2_000);
     expect(await indexedUpTo()).toBeLessThan(ENTRIES);
     for (const [p, key, q, pages] of CASES) await comparePages(p(), key(), q, pages);
     const inThread = await underLoad(() => listHistory(h.svc.db, admin, { limit: 50, search: 'rare_needle' }), 1);
-    const offLoop = await underLoad(rareSearch);
-    console.log(`index behind, in-thread (before): ${show(inThread)}\nindex behind, worker threads: ${show(offLoop)}`);
+    console.log(`index behind, in-thread (before): ${show(inThread)}`);
+    const offLoop = await bestUnderLoad(rareSearch, 'index behind, worker threads');
     expect(held(offLoop)).toBeLessThan(MAX_HOLD_MS);
-  }, 90_000);
+  }, 120_000);
 
   it('a walk past its budget ends its page early with a cursor that continues it, and the pages add up to the same entries', async () => {
     const { openHistoryReader } = await import('../src/history/history-reader.ts');
