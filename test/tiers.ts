@@ -50,6 +50,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/error-table.test.ts',
   'test/guard-verdict-cache.test.ts',
   'test/ids-order.test.ts',
+  'test/live-map-removed-values-not-promoted.test.ts',
   'test/mysql-view-reach.test.ts',
   'test/pg-store-disk-full.test.ts',
   // The hand-built query input against zod's output: pure functions.

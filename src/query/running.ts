@@ -4,6 +4,7 @@
 import { keyAllowsConnection } from '../access/scope.ts';
 import type { StopController } from '../engines/stop.ts';
 import { ShuttingDownError } from '../errors.ts';
+import { LiveMap } from '../live-map.ts';
 import type { Principal } from '../workspaces/api-keys.ts';
 
 /** What the history and the client are told about a statement the grace period cut. */
@@ -40,7 +41,8 @@ export function runningSince(q: Pick<RunningQuery, 'startedAt'>): string {
 }
 
 export class RunningQueries {
-  private readonly byId = new Map<string, RunningQuery>();
+  // A LiveMap, not a Map: see src/live-map.ts (a Map's churn here promoted every request).
+  private readonly byId = new LiveMap<string, RunningQuery>();
 
   add(q: RunningQuery): void {
     this.byId.set(q.queryId, q);
