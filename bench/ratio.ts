@@ -12,7 +12,8 @@
 // bench/support/loop-probe.mjs, so src/ carries no probe), its CPU per request (/proc), and
 // the 1-minute load average when the round started.
 //
-// Ablation: `--variants "base;no-index:DBQ_HISTORY_SEARCH_INDEX=off;…"` runs SELECT 1 only,
+// Ablation: `--variants "base;no-index:DBQ_HISTORY_SEARCH_INDEX=off;…"` runs SELECT 1 only
+// (`--profile-case rows100`: the 100-row statement),
 // against one dbq per variant (each on a copy of the same SQLite store, the environment after
 // the colon added), rotated with the bare proxy slice by slice; the first variant is the
 // reference the others' savings are counted from. With `--root`, dbq runs from another
@@ -220,7 +221,8 @@ async function ratios(bare: Server, sqliteDbq: Server, pgDbq: Server, key: strin
 }
 
 async function ablation(bare: Server, variants: Array<{ label: string; server: Server }>, key: string): Promise<string[]> {
-  const sides: Side[] = [rest(bare, null, SELECT_1), ...variants.map((v) => rest(v.server, key, SELECT_1))];
+  const body = PROFILE_CASE === 'rows100' ? ROWS_100 : SELECT_1;
+  const sides: Side[] = [rest(bare, null, body), ...variants.map((v) => rest(v.server, key, body))];
   for (const s of sides) await check(s, 'ablation');
   const got = sides.map(() => [] as Sample[]);
   for (let r = 0; r < ROUNDS; r++) {
@@ -239,7 +241,7 @@ async function ablation(bare: Server, variants: Array<{ label: string; server: S
   const pairs = (i: number, f: (v: { rps: number; cpuUs: number }, ref: { rps: number; cpuUs: number }) => number) =>
     median(got[i].flatMap((s, r) => s.slices.map((v, k) => f(v, got[1][r].slices[k]))));
   const lines = [
-    `ratio --variants: SELECT 1, SQLite store, read-only key; ${os.cpus().length} cores, ${CONCURRENCY} clients, ${ROUNDS} rounds of ${SLICES} rotated slices (${SECONDS} s a round per server), dbq from ${ROOT}`,
+    `ratio --variants: ${PROFILE_LABEL[PROFILE_CASE] ?? 'SELECT 1'}, SQLite store, read-only key; ${os.cpus().length} cores, ${CONCURRENCY} clients, ${ROUNDS} rounds of ${SLICES} rotated slices (${SECONDS} s a round per server), dbq from ${ROOT}`,
     '',
     '| variant | req/s | dbq/bare | req/s vs reference (paired) | wall µs/req saved (paired) | CPU µs/req | CPU µs/req saved (paired) | loop p99 ms | load avg |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---|',
