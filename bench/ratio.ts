@@ -84,6 +84,8 @@ interface Sample {
   p50: number;
   loopP99: number;
   cpuUs: number;
+  /** The collector's main-thread pause per answered request, µs. */
+  gcUs: number;
   load: number;
   /** Each slice's own figures, in slice order: paired with the other sides' same slice. */
   slices: Array<{ rps: number; cpuUs: number }>;
@@ -107,6 +109,7 @@ async function round(sides: Side[], slices: number, turn: number, warm: boolean)
     errors: 0,
     seconds: 0,
     cpu: 0,
+    gcMs: 0,
     p50: [] as number[],
     loop: [] as number[],
     slices: [] as Sample['slices'],
@@ -121,7 +124,9 @@ async function round(sides: Side[], slices: number, turn: number, warm: boolean)
       const cpu = side.server.cpu() - cpu0;
       acc[i].cpu += cpu;
       acc[i].slices.push({ rps: r.rps, cpuUs: (cpu * 1e6) / Math.max(1, r.requests - r.errors) });
-      acc[i].loop.push((await side.server.loop()).p99);
+      const after = await side.server.loop();
+      acc[i].loop.push(after.p99);
+      acc[i].gcMs += after.gcMs;
       acc[i].requests += r.requests;
       acc[i].errors += r.errors;
       acc[i].seconds += r.seconds;
@@ -135,6 +140,7 @@ async function round(sides: Side[], slices: number, turn: number, warm: boolean)
     p50: median(a.p50),
     loopP99: median(a.loop),
     cpuUs: (a.cpu * 1e6) / Math.max(1, a.requests - a.errors),
+    gcUs: (a.gcMs * 1e3) / Math.max(1, a.requests - a.errors),
     load,
     slices: a.slices,
   }));
@@ -195,8 +201,8 @@ async function ratios(bare: Server, sqliteDbq: Server, pgDbq: Server, key: strin
   const lines = [
     `ratio: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, ${CONCURRENCY} concurrent clients, ${ROUNDS} alternating rounds of ${SECONDS} s, pool ${POOL}, target ${PG.replace(/\/\/[^@]*@/, '//')}, dbq from ${ROOT}${Object.keys(EXTRA_ENV).length ? ` with ${JSON.stringify(EXTRA_ENV)}` : ''}`,
     '',
-    '| case | bare req/s | dbq req/s | **dbq/bare** | rounds | target | met | CPU µs/req dbq / bare | CPU ratio | loop p99 ms dbq / bare | p50 ms dbq / bare | load avg | errors dbq / bare |',
-    '|---|---:|---:|---:|---|---:|---|---|---:|---|---|---|---|',
+    '| case | bare req/s | dbq req/s | **dbq/bare** | rounds | target | met | CPU µs/req dbq / bare | CPU ratio | GC pause µs/req dbq / bare | loop p99 ms dbq / bare | p50 ms dbq / bare | load avg | errors dbq / bare |',
+    '|---|---:|---:|---:|---|---:|---|---|---:|---|---|---|---|---|',
   ];
   for (const [i, c] of cases.entries()) {
     const { bare: b, dbq: d } = got[i];
@@ -204,7 +210,7 @@ async function ratios(bare: Server, sqliteDbq: Server, pgDbq: Server, key: strin
     const perRound = d.map((s, r) => s.rps / b[r].rps);
     const sum = (xs: Sample[]) => xs.reduce((n, s) => n + s.errors, 0);
     lines.push(
-      `| ${c.label} | ${f0(median(b.map((s) => s.rps)))} | ${f0(median(d.map((s) => s.rps)))} | **${f2(ratio)}x** | ${perRound.map(f2).join(', ')} | ${c.target === undefined ? '' : `≥ ${c.target}x`} | ${c.target === undefined ? '' : ratio >= c.target ? 'met' : 'NOT met'} | ${f0(median(d.map((s) => s.cpuUs)))} / ${f0(median(b.map((s) => s.cpuUs)))} | ${f2(median(b.map((s) => s.cpuUs)) / median(d.map((s) => s.cpuUs)))}x | ${f2(median(d.map((s) => s.loopP99)))} / ${f2(median(b.map((s) => s.loopP99)))} | ${f2(median(d.map((s) => s.p50)))} / ${f2(median(b.map((s) => s.p50)))} | ${range([...b, ...d].map((s) => s.load))} | ${sum(d)} / ${sum(b)} |`,
+      `| ${c.label} | ${f0(median(b.map((s) => s.rps)))} | ${f0(median(d.map((s) => s.rps)))} | **${f2(ratio)}x** | ${perRound.map(f2).join(', ')} | ${c.target === undefined ? '' : `≥ ${c.target}x`} | ${c.target === undefined ? '' : ratio >= c.target ? 'met' : 'NOT met'} | ${f0(median(d.map((s) => s.cpuUs)))} / ${f0(median(b.map((s) => s.cpuUs)))} | ${f2(median(b.map((s) => s.cpuUs)) / median(d.map((s) => s.cpuUs)))}x | ${f0(median(d.map((s) => s.gcUs)))} / ${f0(median(b.map((s) => s.gcUs)))} | ${f2(median(d.map((s) => s.loopP99)))} / ${f2(median(b.map((s) => s.loopP99)))} | ${f2(median(d.map((s) => s.p50)))} / ${f2(median(b.map((s) => s.p50)))} | ${range([...b, ...d].map((s) => s.load))} | ${sum(d)} / ${sum(b)} |`,
     );
   }
   lines.push(
@@ -212,7 +218,8 @@ async function ratios(bare: Server, sqliteDbq: Server, pgDbq: Server, key: strin
     `dbq/bare: median dbq req/s over median bare req/s (rounds: the same per round; each round ${SLICES} alternating slices`,
     "per server). CPU µs/req: the server process's user+system time per answered request; CPU ratio: bare's over",
     "dbq's, the ratio the servers' own work would allow on an otherwise idle machine (PostgreSQL and the client",
-    "excluded). loop p99: the event loop's delay p99 in the server under the load (monitorEventLoopDelay, 1 ms",
+    "excluded). GC pause: the garbage collector's main-thread pauses per answered request (PerformanceObserver",
+    "'gc'). loop p99: the event loop's delay p99 in the server under the load (monitorEventLoopDelay, 1 ms",
     'resolution; median of the slices). load avg: 1-minute load average as each round began (min–max).',
     '',
     'Targets: SELECT 1 ≥ 0.5x, 100 rows ≥ 0.7x.',

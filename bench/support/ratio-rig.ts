@@ -54,6 +54,8 @@ export interface LoopStats {
   p50: number;
   p99: number;
   max: number;
+  /** The garbage collector's main-thread pauses since the previous report, ms. */
+  gcMs: number;
 }
 
 export interface Server {
@@ -87,7 +89,7 @@ function probeReader(pid: number, file: string): () => Promise<LoopStats> {
       }
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    return { p50: NaN, p99: NaN, max: NaN };
+    return { p50: NaN, p99: NaN, max: NaN, gcMs: NaN };
   };
 }
 
