@@ -71,6 +71,7 @@ export const SQLITE_TESTS: readonly string[] = [
   'test/sso-cli.test.ts',
   // Forged SSO callbacks: refused, limited per address, audit bounded.
   'test/sso-callback-limited.test.ts',
+  'test/sso-subject-binds-user.test.ts',
   'test/history-abandoned-running-failed.test.ts',
   // Its own node:http stand-in for the AI providers on 127.0.0.1, the sample SQLite database.
   'test/ai-providers.test.ts',

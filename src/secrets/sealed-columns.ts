@@ -33,6 +33,7 @@ export const UNSEALED_TABLES: ReadonlySet<string> = new Set([
   'curated_tools',
   'audit_log',
   'connection_annotations',
+  'sso_identities',
   'async_queries',
   'async_query_parts',
   'running_queries',

@@ -13,7 +13,7 @@ import type { SecretBox } from '../secrets/secret-box.ts';
 import type { Database, UserRow } from '../store/schema.ts';
 import type { Workspace } from '../workspaces/workspaces.ts';
 import type { SsoClients } from './sso-clients.ts';
-import { admitSsoUser } from './sso-users.ts';
+import { admitSsoUser, type VouchedIdentity } from './sso-users.ts';
 import { ssoClientSettings } from './sso-settings.ts';
 
 export const FLOW_COOKIE = 'dbq_sso';
@@ -135,12 +135,12 @@ export async function finishSsoSignIn(
       throw new SsoSignInError('failed', `The sign-in could not be completed: ${whyOf(err)}`, err);
     }
     const claims = tokens.claims()!;
-    let vouched: { email: unknown; emailVerified: unknown } = { email: claims.email, emailVerified: claims.email_verified };
+    let vouched: VouchedIdentity = { subject: claims.sub, email: claims.email, emailVerified: claims.email_verified };
     // Many providers put the email in the ID token; others only at the userinfo endpoint.
     if (vouched.email === undefined && tokens.access_token) {
       try {
         const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
-        vouched = { email: info.email, emailVerified: info.email_verified };
+        vouched = { subject: claims.sub, email: info.email, emailVerified: info.email_verified };
       } catch (err) {
         throw new SsoSignInError('failed', `The identity provider's userinfo could not be read: ${whyOf(err)}`, err);
       }

@@ -220,6 +220,8 @@ export async function deleteSsoSettings(db: Kysely<Database>, slug: string, acto
   if (!before) throw new NotFoundError('Single sign-on is not set for this workspace');
   await inTransaction(db, async (trx) => {
     await trx.deleteFrom('workspace_sso').where('workspace_id', '=', ws.id).execute();
+    // SSO off forgets who was who at the provider: set up again, users are linked anew by email.
+    await trx.deleteFrom('sso_identities').where('workspace_id', '=', ws.id).execute();
     await recordAudit(trx, {
       workspaceId: ws.id,
       actor,

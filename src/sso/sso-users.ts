@@ -1,7 +1,11 @@
 // Who a finished single sign-on lets in. The provider vouches for an email; the workspace's
 // rules decide: the email must be verified (email_verified true, not merely present) and its
 // domain one of allowedDomains; a disabled user stays out; someone new from an allowed domain
-// becomes a user with the default role. Users are matched by email, as password users are.
+// becomes a user with the default role. The provider's subject (`sub`, with the issuer) is what
+// the user is from their first SSO sign-in on: an email can be handed to someone else at the
+// provider, a subject is never reused. So a linked user is found by subject; an email match
+// only links a user who has no subject at this issuer yet (the first sign-in, or the first
+// since SSO was set up again), and another subject presenting a linked user's email is refused.
 import type { Kysely } from 'kysely';
 import { inTransaction, recordAudit, type Actor } from '../audit/audit.ts';
 import { SsoSignInError } from '../errors.ts';
@@ -11,6 +15,8 @@ import { findUserRow } from '../workspaces/users.ts';
 import type { SsoClientSettings } from './sso-settings.ts';
 
 export interface VouchedIdentity {
+  /** The ID token's `sub`. */
+  subject: unknown;
   email: unknown;
   emailVerified: unknown;
 }
@@ -34,6 +40,28 @@ export function checkIdentity(settings: Pick<SsoClientSettings, 'allowedDomains'
   return email;
 }
 
+/** OIDC Core: a locally unique string of at most 255 ASCII characters. */
+function checkSubject(subject: unknown): string {
+  if (typeof subject !== 'string' || subject.length === 0 || subject.length > 255) {
+    throw new SsoSignInError('no_subject', 'The identity provider did not identify the account (no subject in its ID token)');
+  }
+  return subject;
+}
+
+const disabled = (email: string) => new SsoSignInError('disabled', `The account ${email} is disabled in this workspace`);
+
+/** The user linked to this subject at the workspace's issuer, if any. */
+async function linkedUser(db: Kysely<Database>, settings: SsoClientSettings, subject: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('sso_identities as i')
+    .innerJoin('users as u', 'u.id', 'i.user_id')
+    .selectAll('u')
+    .where('i.workspace_id', '=', settings.workspaceId)
+    .where('i.issuer', '=', settings.issuer)
+    .where('i.subject', '=', subject)
+    .executeTakeFirst();
+}
+
 /** The user the sign-in is for, created on a first sign-in (`user.created`, source `sso`). */
 export async function admitSsoUser(
   db: Kysely<Database>,
@@ -42,10 +70,45 @@ export async function admitSsoUser(
   ip: string | null,
 ): Promise<{ user: UserRow; created: boolean }> {
   const email = checkIdentity(settings, who);
-  const existing = await findUserRow(db, settings.workspaceId, email);
-  if (existing) {
-    if (existing.disabled_at !== null) throw new SsoSignInError('disabled', `The account ${email} is disabled in this workspace`);
-    return { user: existing, created: false };
+  const subject = checkSubject(who.subject);
+  const identity = { workspace_id: settings.workspaceId, issuer: settings.issuer, subject };
+  const admitted = async (): Promise<UserRow | undefined> => {
+    const linked = await linkedUser(db, settings, subject);
+    if (linked) {
+      if (linked.disabled_at !== null) throw disabled(linked.email);
+      return linked;
+    }
+    const existing = await findUserRow(db, settings.workspaceId, email);
+    if (!existing) return undefined;
+    if (existing.disabled_at !== null) throw disabled(email);
+    const other = await db
+      .selectFrom('sso_identities')
+      .select('subject')
+      .where('workspace_id', '=', settings.workspaceId)
+      .where('issuer', '=', settings.issuer)
+      .where('user_id', '=', existing.id)
+      .executeTakeFirst();
+    if (other) {
+      throw new SsoSignInError(
+        'other_identity',
+        `The account ${email} belongs to another identity at the identity provider; an admin can link it anew by setting up single sign-on again`,
+      );
+    }
+    await db
+      .insertInto('sso_identities')
+      .values({ ...identity, user_id: existing.id, created_at: nowIso() })
+      .execute();
+    return existing;
+  };
+  try {
+    const found = await admitted();
+    if (found) return { user: found, created: false };
+  } catch (err) {
+    if (err instanceof SsoSignInError) throw err;
+    // Two first sign-ins of one person at once: the other one linked the user.
+    const raced = await admitted();
+    if (!raced) throw err;
+    return { user: raced, created: false };
   }
   const now = nowIso();
   const row: UserRow = {
@@ -62,6 +125,10 @@ export async function admitSsoUser(
   try {
     await inTransaction(db, async (trx) => {
       await trx.insertInto('users').values(row).execute();
+      await trx
+        .insertInto('sso_identities')
+        .values({ ...identity, user_id: row.id, created_at: now })
+        .execute();
       await recordAudit(trx, {
         workspaceId: settings.workspaceId,
         actor,
@@ -72,9 +139,8 @@ export async function admitSsoUser(
     });
   } catch (err) {
     // Two first sign-ins of one person at once: the other one created the user.
-    const raced = await findUserRow(db, settings.workspaceId, email);
+    const raced = await admitted();
     if (!raced) throw err;
-    if (raced.disabled_at !== null) throw new SsoSignInError('disabled', `The account ${email} is disabled in this workspace`);
     return { user: raced, created: false };
   }
   return { user: row, created: true };

@@ -193,6 +193,16 @@ export interface WorkspaceSsoRow {
   updated_at: string;
 }
 
+/** Which provider identity a user is (src/sso/sso-users.ts): (issuer, sub), one per user and
+ * issuer. */
+export interface SsoIdentityRow {
+  workspace_id: string;
+  issuer: string;
+  subject: string;
+  user_id: string;
+  created_at: string;
+}
+
 export interface Database {
   workspaces: WorkspaceRow;
   users: UserRow;
@@ -207,4 +217,5 @@ export interface Database {
   audit_log: AuditRow;
   connection_annotations: ConnectionAnnotationRow;
   workspace_sso: WorkspaceSsoRow;
+  sso_identities: SsoIdentityRow;
 }

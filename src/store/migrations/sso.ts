@@ -22,4 +22,27 @@ export const ssoMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Which identity at the provider each user is: (issuer, sub) is stable where an email can be
+  // reassigned, so once linked a user is only ever signed in by that subject, and another
+  // subject presenting the same email is refused (src/sso/sso-users.ts). One link per user and
+  // issuer; users who signed in before this are linked at their next sign-in.
+  '0015_sso_identities': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('sso_identities')
+        .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+        .addColumn('issuer', 'text', (c) => c.notNull())
+        .addColumn('subject', 'text', (c) => c.notNull())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('sso_identities_pk', ['workspace_id', 'issuer', 'subject'])
+        .execute();
+      await db.schema
+        .createIndex('sso_identities_user')
+        .unique()
+        .on('sso_identities')
+        .columns(['workspace_id', 'issuer', 'user_id'])
+        .execute();
+    },
+  },
 };

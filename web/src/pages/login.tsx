@@ -18,6 +18,9 @@ const SSO_ERRORS: Record<string, string> = {
   unverified: 'Your identity provider has not verified your email address. Verify it there, then try again.',
   no_email: 'Your identity provider did not share an email address with dbq. Ask an admin to check the "email" scope.',
   disabled: 'Your account is disabled in this workspace. Ask an admin to enable it.',
+  other_identity:
+    'This email belongs to a dbq user who signs in with another account at your identity provider. Ask an admin: setting up single sign-on again links users anew.',
+  no_subject: 'Your identity provider did not identify your account. Ask an admin to check its settings.',
   not_configured: 'Single sign-on is not set up for this workspace.',
   expired: 'The single sign-on took too long or was started in another window. Try again.',
   unreachable: 'The identity provider could not be reached. Try again later, or ask an admin.',
