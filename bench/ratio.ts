@@ -13,7 +13,7 @@
 // the 1-minute load average when the round started.
 //
 // Ablation: `--variants "base;no-index:DBQ_HISTORY_SEARCH_INDEX=off;…"` runs SELECT 1 only
-// (`--profile-case rows100`: the 100-row statement),
+// (`--profile-case rows100`: the 100-row statement; `mcp`: MCP execute_query SELECT 1),
 // against one dbq per variant (each on a copy of the same SQLite store, the environment after
 // the colon added), rotated with the bare proxy slice by slice; the first variant is the
 // reference the others' savings are counted from. With `--root`, dbq runs from another
@@ -229,7 +229,13 @@ async function ratios(bare: Server, sqliteDbq: Server, pgDbq: Server, key: strin
 
 async function ablation(bare: Server, variants: Array<{ label: string; server: Server }>, key: string): Promise<string[]> {
   const body = PROFILE_CASE === 'rows100' ? ROWS_100 : SELECT_1;
-  const sides: Side[] = [rest(bare, null, body), ...variants.map((v) => rest(v.server, key, body))];
+  const sides: Side[] = [rest(bare, null, body)];
+  for (const v of variants)
+    sides.push(
+      PROFILE_CASE === 'mcp'
+        ? { server: v.server, once: await mcpCaller(v.server.url, key, CONCURRENCY, { connectionId: 'pg', sql: 'SELECT 1' }) }
+        : rest(v.server, key, body),
+    );
   for (const s of sides) await check(s, 'ablation');
   const got = sides.map(() => [] as Sample[]);
   for (let r = 0; r < ROUNDS; r++) {
