@@ -228,6 +228,7 @@ export const INTEGRATION_TESTS: readonly string[] = [
   'test/sso-settings.test.ts',
   'test/web-sign-in-redirect.test.ts',
   'test/web-ssh-form.test.ts',
+  'test/web-tls-form.test.ts',
   'test/tool-try-unsaved-browser.test.ts',
   'test/web-tools-browser.test.ts',
   // The MCP SDK's own OAuth flow with the consent clicked in Chromium.

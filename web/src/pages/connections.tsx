@@ -56,6 +56,11 @@ interface FormState {
   user: string;
   password: string;
   ssl: boolean;
+  /** PEM texts for verify-full against a private CA and a client certificate: write-only,
+   * sent only when typed (blank on an edit keeps the stored ones). */
+  sslCa: string;
+  sslCert: string;
+  sslKey: string;
   readOnly: boolean;
   maxConnections: string;
   createReader: boolean;
@@ -81,6 +86,9 @@ const EMPTY: FormState = {
   user: '',
   password: '',
   ssl: false,
+  sslCa: '',
+  sslCert: '',
+  sslKey: '',
   readOnly: false,
   maxConnections: '10',
   createReader: false,
@@ -138,6 +146,18 @@ function bodyOf(f: FormState, editing: boolean, hadSsh = false): Record<string, 
     body.user = f.user.trim();
     body.ssl = f.ssl;
     if (f.password || !editing) body.password = f.password || null;
+    if (f.ssl) {
+      const pem = (text: string) => `${text.trim()}\n`;
+      if (f.sslCa.trim()) body.sslCa = pem(f.sslCa);
+      if (f.sslCert.trim()) body.sslCert = pem(f.sslCert);
+      if (f.sslKey.trim()) body.sslKey = pem(f.sslKey);
+    } else if (editing) {
+      // TLS off drops a stored CA and client certificate with it (the API refuses ssl: false
+      // beside them).
+      body.sslCa = null;
+      body.sslCert = null;
+      body.sslKey = null;
+    }
   }
   return body;
 }
@@ -365,6 +385,7 @@ export function ConnectionsPage() {
                   <label class="check">
                     <input type="checkbox" checked={form.ssl} onChange={(e) => set({ ssl: e.currentTarget.checked })} /> Require TLS (SSL)
                   </label>
+                  {form.ssl && <TlsFields form={form} set={set} editing={editing !== 'new'} />}
                 </>
               )}
             </div>
@@ -661,5 +682,36 @@ function TestResult({ outcome }: { outcome: TestOutcome }) {
     <span class="test-fail">
       ✗ {outcome.error} ({outcome.latencyMs} ms)
     </span>
+  );
+}
+
+/** A private CA and a client certificate, for TLS that verifies the server (verify-full): the
+ * server's certificate must chain to the CA given (the system CAs without one) and name the
+ * host dialled. Write-only, like the password: an edit shows blanks and keeps what is stored. */
+function TlsFields({ form, set, editing }: { form: FormState; set: (p: Partial<FormState>) => void; editing: boolean }) {
+  const keep = editing ? 'Leave blank to keep the stored one (if any)' : '';
+  const area = (label: string, field: 'sslCa' | 'sslCert' | 'sslKey', placeholder: string) => (
+    <label class="field span-2">
+      <span>{label}</span>
+      <textarea
+        rows={3}
+        autocomplete="off"
+        spellcheck={false}
+        placeholder={keep || placeholder}
+        value={form[field]}
+        onInput={(e) => set({ [field]: e.currentTarget.value })}
+      />
+    </label>
+  );
+  return (
+    <>
+      {area('CA certificate (PEM)', 'sslCa', '-----BEGIN CERTIFICATE----- (blank: the system CAs)')}
+      {area('Client certificate (PEM)', 'sslCert', '-----BEGIN CERTIFICATE----- (only if the server asks for one)')}
+      {area('Client key (PEM)', 'sslKey', '-----BEGIN PRIVATE KEY----- (with the client certificate)')}
+      <small class="muted span-2">
+        The server's certificate must chain to this CA and be issued for the host above. Stored encrypted with the password and never shown
+        again; unticking TLS removes them.
+      </small>
+    </>
   );
 }
