@@ -11,6 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import mysqlPromise from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issue, makeCa, readPem } from './support/certificates.ts';
 import { createHarness, type Harness } from './support/harness.ts';
 import { freePort } from './support/processes.ts';
 
@@ -22,52 +23,11 @@ let port: number;
 let server: ChildProcess;
 const pem: Record<string, string> = {};
 
-async function openssl(...args: string[]): Promise<void> {
-  await run('openssl', args, { cwd: dir });
-}
-
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dbq-mariadb-tls-'));
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  for (const ca of ['ca', 'other-ca']) {
-    await openssl(
-      'req',
-      '-x509',
-      ...ec,
-      '-keyout',
-      `${ca}.key`,
-      '-out',
-      `${ca}.crt`,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=dbq test ${ca}`,
-      '-addext',
-      'basicConstraints=critical,CA:TRUE',
-      '-addext',
-      'keyUsage=critical,keyCertSign,cRLSign',
-    );
-  }
-  fs.writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  await openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
-  await openssl(
-    'x509',
-    '-req',
-    '-in',
-    'server.csr',
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-out',
-    'server.crt',
-    '-extfile',
-    'server.ext',
-  );
-  for (const f of ['ca.crt', 'other-ca.crt']) pem[f] = fs.readFileSync(path.join(dir, f), 'utf8');
+  for (const ca of ['ca', 'other-ca']) await makeCa(dir, ca);
+  await issue(dir, 'server', 'localhost', ['subjectAltName=DNS:localhost', 'extendedKeyUsage=serverAuth']);
+  Object.assign(pem, readPem(dir, ['ca.crt', 'other-ca.crt']));
   // MariaDB refuses to run as root unless told which user to become.
   const asRoot = process.getuid?.() === 0;
   if (asRoot) {
@@ -150,38 +110,7 @@ describe('MariaDB TLS with a CA of the connection', { timeout: 60_000 }, () => {
     expect(q.body.error).toContain('TLS to MySQL needs the host name its certificate is issued for, not the address 127.0.0.1');
     // A name the certificate is not for: the server reloads a certificate from the same CA issued
     // for another name (FLUSH SSL), and `localhost` is refused by the host check (verifyIdentity).
-    await openssl(
-      'req',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      'other.key',
-      '-out',
-      'other.csr',
-      '-subj',
-      '/CN=db.example.test',
-    );
-    fs.writeFileSync(path.join(dir, 'other.ext'), 'subjectAltName=DNS:db.example.test\nextendedKeyUsage=serverAuth\n');
-    await openssl(
-      'x509',
-      '-req',
-      '-in',
-      'other.csr',
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-days',
-      '2',
-      '-out',
-      'other.crt',
-      '-extfile',
-      'other.ext',
-    );
+    await issue(dir, 'other', 'db.example.test', ['subjectAltName=DNS:db.example.test', 'extendedKeyUsage=serverAuth']);
     const original = ['server.crt', 'server.key'].map((f) => fs.readFileSync(path.join(dir, f)));
     fs.copyFileSync(path.join(dir, 'other.crt'), path.join(dir, 'server.crt'));
     fs.copyFileSync(path.join(dir, 'other.key'), path.join(dir, 'server.key'));

@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issue, makeCa, readPem } from './support/certificates.ts';
 import { createHarness, type Harness } from './support/harness.ts';
 import { privatePostgres, type PrivatePostgres } from './support/pg-cluster.ts';
 
@@ -23,60 +24,13 @@ let cluster: PrivatePostgres;
 let certs: string;
 const pem: Record<string, string> = {};
 
-async function openssl(...args: string[]): Promise<void> {
-  await run('openssl', args, { cwd: certs });
-}
-
 /** A CA, a server certificate for `localhost` only (no IP name: dialling 127.0.0.1 must fail the
  * host check), a client certificate, all from that CA; and an unrelated CA. */
 async function makeCertificates(): Promise<void> {
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  for (const ca of ['ca', 'other-ca']) {
-    await openssl(
-      'req',
-      '-x509',
-      ...ec,
-      '-keyout',
-      `${ca}.key`,
-      '-out',
-      `${ca}.crt`,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=dbq test ${ca}`,
-      '-addext',
-      'basicConstraints=critical,CA:TRUE',
-      '-addext',
-      'keyUsage=critical,keyCertSign,cRLSign',
-    );
-  }
-  fs.writeFileSync(path.join(certs, 'server.ext'), 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  fs.writeFileSync(path.join(certs, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
-  for (const [name, cn] of [
-    ['server', 'localhost'],
-    ['client', 'postgres'],
-  ]) {
-    await openssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-    await openssl(
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-days',
-      '2',
-      '-out',
-      `${name}.crt`,
-      '-extfile',
-      `${name}.ext`,
-    );
-  }
-  for (const f of ['ca.crt', 'other-ca.crt', 'client.crt', 'client.key', 'server.crt'])
-    pem[f] = fs.readFileSync(path.join(certs, f), 'utf8');
+  for (const ca of ['ca', 'other-ca']) await makeCa(certs, ca);
+  await issue(certs, 'server', 'localhost', ['subjectAltName=DNS:localhost', 'extendedKeyUsage=serverAuth']);
+  await issue(certs, 'client', 'postgres', ['extendedKeyUsage=clientAuth']);
+  Object.assign(pem, readPem(certs, ['ca.crt', 'other-ca.crt', 'client.crt', 'client.key', 'server.crt']));
 }
 
 beforeAll(async () => {

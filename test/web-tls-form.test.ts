@@ -4,19 +4,16 @@
 // record); an edit shows blanks and keeps them when left blank; a bad PEM is refused with the
 // API's sentence and nothing changes; unticking TLS removes them. The host is a closed port:
 // saving audits the connection, which fails fast and is not needed here.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fieldsOf, getConnectionRow } from '../src/connections/connections.ts';
 import { getWorkspace } from '../src/workspaces/workspaces.ts';
 import { ADMIN, type BrowserHarness, poll, signInAt, startBrowserHarness } from './support/browser.ts';
+import { issue, makeCa, readPem } from './support/certificates.ts';
 import type { Harness } from './support/harness.ts';
-
-const run = promisify(execFile);
 
 let w: BrowserHarness;
 let h: Harness, base: string, page: Page;
@@ -27,26 +24,9 @@ const pem: Record<string, string> = {};
 /** A CA and a client certificate and key it signed. */
 async function makeCertificates(): Promise<void> {
   certs = fs.mkdtempSync(path.join(os.tmpdir(), 'dbq-web-tls-'));
-  const openssl = (...args: string[]) => run('openssl', args, { cwd: certs });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  await openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=dbq web test CA');
-  await openssl('req', ...ec, '-keyout', 'client.key', '-out', 'client.csr', '-subj', '/CN=postgres');
-  await openssl(
-    'x509',
-    '-req',
-    '-in',
-    'client.csr',
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'client.crt',
-    '-days',
-    '2',
-  );
-  for (const name of ['ca.crt', 'client.crt', 'client.key']) pem[name] = fs.readFileSync(path.join(certs, name), 'utf8');
+  await makeCa(certs, 'ca');
+  await issue(certs, 'client', 'postgres', ['extendedKeyUsage=clientAuth']);
+  Object.assign(pem, readPem(certs, ['ca.crt', 'client.crt', 'client.key']));
 }
 
 async function save(): Promise<void> {
