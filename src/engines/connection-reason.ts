@@ -26,19 +26,16 @@ interface ErrorFields {
   sqlMessage?: unknown;
 }
 
+const NOT_TRUSTED = "the server's certificate does not chain to a trusted CA (the connection's sslCa, or the system CAs without one)";
 /** Node's TLS verification failures, in words an operator can act on: the driver's own text
  * ("self-signed certificate in certificate chain") does not say which setting decides. */
 const TLS_REFUSALS: Record<string, string> = {
-  SELF_SIGNED_CERT_IN_CHAIN:
-    "the server's certificate does not chain to a trusted CA (the connection's sslCa, or the system CAs without one)",
+  SELF_SIGNED_CERT_IN_CHAIN: NOT_TRUSTED,
   DEPTH_ZERO_SELF_SIGNED_CERT: "the server's certificate is self-signed and not trusted (give its CA as sslCa)",
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-    "the server's certificate does not chain to a trusted CA (the connection's sslCa, or the system CAs without one)",
-  UNABLE_TO_GET_ISSUER_CERT:
-    "the server's certificate does not chain to a trusted CA (the connection's sslCa, or the system CAs without one)",
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
-    "the server's certificate does not chain to a trusted CA (the connection's sslCa, or the system CAs without one)",
-  CERT_SIGNATURE_FAILURE: "the server's certificate does not chain to a trusted CA (the connection's sslCa, or the system CAs without one)",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: NOT_TRUSTED,
+  UNABLE_TO_GET_ISSUER_CERT: NOT_TRUSTED,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: NOT_TRUSTED,
+  CERT_SIGNATURE_FAILURE: NOT_TRUSTED,
   ERR_TLS_CERT_ALTNAME_INVALID: "the server's certificate is not issued for the host name the connection dials",
   CERT_HAS_EXPIRED: "the server's certificate has expired",
   CERT_NOT_YET_VALID: "the server's certificate is not valid yet",
