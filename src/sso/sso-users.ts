@@ -100,29 +100,19 @@ export async function admitSsoUser(
       .execute();
     return existing;
   };
-  try {
-    const found = await admitted();
-    if (found) return { user: found, created: false };
-  } catch (err) {
-    if (err instanceof SsoSignInError) throw err;
-    // Two first sign-ins of one person at once: the other one linked the user.
-    const raced = await admitted();
-    if (!raced) throw err;
-    return { user: raced, created: false };
-  }
-  const now = nowIso();
-  const row: UserRow = {
-    id: newId('usr'),
-    workspace_id: settings.workspaceId,
-    email,
-    role: settings.defaultRole,
-    password_hash: null,
-    disabled_at: null,
-    created_at: now,
-    updated_at: now,
-  };
-  const actor: Actor = { userId: row.id, email, keyId: null, ip, source: 'sso' };
-  try {
+  const create = async (): Promise<UserRow> => {
+    const now = nowIso();
+    const row: UserRow = {
+      id: newId('usr'),
+      workspace_id: settings.workspaceId,
+      email,
+      role: settings.defaultRole,
+      password_hash: null,
+      disabled_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    const actor: Actor = { userId: row.id, email, keyId: null, ip, source: 'sso' };
     await inTransaction(db, async (trx) => {
       await trx.insertInto('users').values(row).execute();
       await trx
@@ -137,11 +127,16 @@ export async function admitSsoUser(
         changes: { role: row.role, source: 'sso' },
       });
     });
+    return row;
+  };
+  try {
+    const found = await admitted();
+    return found ? { user: found, created: false } : { user: await create(), created: true };
   } catch (err) {
-    // Two first sign-ins of one person at once: the other one created the user.
+    if (err instanceof SsoSignInError) throw err;
+    // Two first sign-ins of one person at once: the other one linked or created the user.
     const raced = await admitted();
     if (!raced) throw err;
     return { user: raced, created: false };
   }
-  return { user: row, created: true };
 }
