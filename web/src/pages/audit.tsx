@@ -15,8 +15,7 @@ interface AuditEntry {
   createdAt: string;
 }
 
-// The actions of GET /audit (src/audit/audit.ts), for the filter.
-// The audit actions the API knows (src/audit/audit.ts AUDIT_ACTIONS), in its order: the browser
+// The audit actions the API knows (src/audit/audit.ts AUDIT_ACTIONS), in its order, for the filter: the browser
 // app does not import server modules, so test/web-audit-actions-match.test.ts holds the two equal.
 const ACTIONS = [
   'key.created',
