@@ -11,7 +11,7 @@ import { loadConfig } from '../src/config.ts';
 import { buildApp } from '../src/server/app.ts';
 import { frontDoors } from '../src/server/front-doors.ts';
 import { closeServices, createServices } from '../src/services.ts';
-import { createHarness, type Harness } from './support/harness.ts';
+import { createHarness, injectCall, type Harness } from './support/harness.ts';
 
 const KEY_A = randomBytes(32).toString('hex');
 const KEY_B = randomBytes(32).toString('hex');
@@ -32,15 +32,7 @@ beforeAll(async () => {
   const svc = await createServices(loadConfig({ DBQ_DATA_DIR: h.dataDir, DBQ_SECRET_KEY: KEY_B, DBQ_LOG_LEVEL: 'silent' }));
   const app = await buildApp(svc, frontDoors());
   other = {
-    async call(method, url, key, body) {
-      const res = await app.inject({
-        method: method as 'GET',
-        url,
-        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        payload: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.statusCode, body: JSON.parse(res.body), headers: res.headers as Record<string, unknown> };
-    },
+    call: injectCall(app),
     async close() {
       await app.close();
       await closeServices(svc);

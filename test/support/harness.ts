@@ -46,6 +46,30 @@ export function workspaceSqliteDir(h: { config: Config }, slug: string): string 
   return dir;
 }
 
+/** Harness.call for any app: inject() with the Bearer header and a JSON body; the answer's body
+ * parsed when it is JSON (a second server on the same store uses it too). */
+export function injectCall(app: FastifyInstance): Harness['call'] {
+  return async (method, url, key, body, headers = {}) => {
+    const res = await app.inject({
+      method: method as any,
+      url,
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    let parsed: unknown = res.body;
+    try {
+      parsed = JSON.parse(res.body);
+    } catch {
+      // non-JSON bodies (metrics, docs) stay text
+    }
+    return { status: res.statusCode, body: parsed, headers: res.headers as Record<string, unknown> };
+  };
+}
+
 export async function createHarness(env: Record<string, string> = {}, opts: { logs?: string[] } = {}): Promise<Harness> {
   const dataDir = tempDir();
   const config = loadConfig({ DBQ_DATA_DIR: dataDir, DBQ_LOG_LEVEL: opts.logs ? 'info' : 'silent', ...env });
@@ -77,25 +101,7 @@ export async function createHarness(env: Record<string, string> = {}, opts: { lo
       await closeServices(svc);
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
-    async call(method, url, key, body, headers = {}) {
-      const res = await app.inject({
-        method: method as any,
-        url,
-        headers: {
-          ...(key ? { authorization: `Bearer ${key}` } : {}),
-          ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}),
-          ...headers,
-        },
-        payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      let parsed: unknown = res.body;
-      try {
-        parsed = JSON.parse(res.body);
-      } catch {
-        // non-JSON bodies (metrics, docs) stay text
-      }
-      return { status: res.statusCode, body: parsed, headers: res.headers as Record<string, unknown> };
-    },
+    call: injectCall(app),
   };
 }
 
