@@ -212,9 +212,9 @@ const held = (f: LoadFigures) => f.heldMax ?? f.tickerMax;
 
 /** underLoad(search) up to three times, stopping at the first whose hold is under the bound.
  * In full CI runs the main thread was twice seen blocked off-CPU for 73 and 156 ms with only
- * ~4 ms of CPU in the gap, while other files initdb'd clusters beside it: waits on the disk or
- * on a helper thread that itself waited for a core, which the run queue account does not
- * subtract. A walk back on the loop holds it on every attempt (each walk is its own hold, see
+ * ~4 ms of CPU in the gap, with other test files running beside it; alone, under a CPU load or
+ * a disk load it held 5-33 ms. Likely a wait on the disk or on a helper thread that itself
+ * waited for a core, which the run queue account does not subtract (not proven). A walk back on the loop holds it on every attempt (each walk is its own hold, see
  * the in-thread figures), so the best of three still fails on it. Every attempt is printed. */
 async function bestUnderLoad(search: () => Promise<unknown>, label: string): Promise<LoadFigures> {
   let best: LoadFigures | undefined;
