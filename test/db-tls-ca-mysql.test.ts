@@ -108,6 +108,16 @@ describe('MariaDB TLS with a CA of the connection', { timeout: 60_000 }, () => {
     const q = await queryOver({ url: url('127.0.0.1'), sslCa: pem['ca.crt'] });
     expect(q.status, JSON.stringify(q.body)).toBe(502);
     expect(q.body.error).toContain('TLS to MySQL needs the host name its certificate is issued for, not the address 127.0.0.1');
+    // Other spellings of the same address (inet_aton's short and numeric forms) are not IP
+    // literals to net.isIP, so they reach the driver as names: no certificate is issued for
+    // them, and the host check refuses them. Only an error comes back, never a result.
+    for (const host of ['127.1', '2130706433', '0x7f000001']) {
+      const spelled = await queryOver({ url: url(host), sslCa: pem['ca.crt'] });
+      expect(spelled.status, `${host}: ${JSON.stringify(spelled.body)}`).toBe(502);
+      expect(spelled.body.code).toBe('connection_failed');
+      expect(spelled.body.error).toContain("is not in the cert's altnames");
+      expect(spelled.body.data).toBeUndefined();
+    }
     // A name the certificate is not for: the server reloads a certificate from the same CA issued
     // for another name (FLUSH SSL), and `localhost` is refused by the host check (verifyIdentity).
     await issue(dir, 'other', 'db.example.test', ['subjectAltName=DNS:db.example.test', 'extendedKeyUsage=serverAuth']);
